@@ -1,0 +1,79 @@
+// swift-tools-version:6.1
+// Tutti: several Linux machines as one audio bus.
+//
+// Layers point one way: the pure core (TuttiCore, TuttiWire, TuttiCodec, TuttiStream, TuttiSession,
+// TuttiAnalysis) never imports an edge module; the edges (TuttiIO, TuttiDiscovery) touch the OS;
+// TuttiPeer composes them into an embeddable peer; `tutti` is a thin CLI on top.
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "Tutti",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Tutti", targets: ["TuttiPeer"]),
+        .executable(name: "tutti", targets: ["tutti"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
+    ],
+    targets: [
+        // System libraries, found through pkg-config.
+        .systemLibrary(
+            name: "CAvahi", path: "Sources/CAvahi", pkgConfig: "avahi-client",
+            providers: [.apt(["libavahi-client-dev"])]),
+        .systemLibrary(
+            name: "COpus", path: "Sources/COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
+
+        // Pure, I/O-free core.
+        .target(name: "TuttiCore", swiftSettings: strict),
+        .target(name: "TuttiWire", dependencies: ["TuttiCore"], swiftSettings: strict),
+        .target(name: "TuttiCodec", dependencies: ["TuttiCore", "COpus"], swiftSettings: strict),
+        .target(name: "TuttiStream", dependencies: ["TuttiCore", "TuttiWire", "TuttiCodec"], swiftSettings: strict),
+        .target(name: "TuttiSession", dependencies: ["TuttiCore", "TuttiWire"], swiftSettings: strict),
+        .target(name: "TuttiAnalysis", dependencies: ["TuttiCore"], swiftSettings: strict),
+
+        // The edge: the only modules that touch sockets, Avahi, files, threads and the system clock.
+        .target(name: "TuttiIO", dependencies: ["TuttiCore"], swiftSettings: strict),
+        .target(name: "TuttiDiscovery", dependencies: ["CAvahi"], swiftSettings: strict),
+
+        // The embeddable peer: control plane (SwiftNIO) and the media engines.
+        .target(
+            name: "TuttiPeer",
+            dependencies: [
+                "TuttiCore", "TuttiWire", "TuttiCodec", "TuttiStream", "TuttiSession", "TuttiIO",
+                "TuttiDiscovery",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
+        .executableTarget(
+            name: "tutti",
+            dependencies: [
+                "TuttiPeer", "TuttiAnalysis", "TuttiIO",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ],
+            swiftSettings: strict),
+
+        // Test support: manual clock, lossy in-memory network.
+        .target(name: "TuttiTesting", dependencies: ["TuttiCore", "TuttiWire"], path: "Tests/TuttiTesting", swiftSettings: strict),
+
+        .testTarget(name: "TuttiWireTests", dependencies: ["TuttiWire", "TuttiTesting"], swiftSettings: strict),
+        .testTarget(name: "TuttiCodecTests", dependencies: ["TuttiCodec"], swiftSettings: strict),
+        .testTarget(name: "TuttiStreamTests", dependencies: ["TuttiStream", "TuttiTesting"], swiftSettings: strict),
+        .testTarget(name: "TuttiSessionTests", dependencies: ["TuttiSession"], swiftSettings: strict),
+        .testTarget(name: "TuttiAnalysisTests", dependencies: ["TuttiAnalysis"], swiftSettings: strict),
+        .testTarget(name: "TuttiPeerTests", dependencies: ["TuttiPeer", "TuttiIO"], swiftSettings: strict),
+    ]
+)

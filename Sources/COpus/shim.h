@@ -1,0 +1,4 @@
+#ifndef TUTTI_COPUS_SHIM_H
+#define TUTTI_COPUS_SHIM_H
+#include <opus.h>
+#endif

@@ -1,0 +1,164 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A stretch of a recording where the tone is missing (concealed silence).
+public struct Gap: Hashable, Sendable, Codable {
+    /// First silent frame.
+    public var start: Int
+    /// Silent frames.
+    public var length: Int
+}
+
+/// What a recording of a steady tone shows: its frequency and level, where it starts and ends, and every
+/// gap and discontinuity in between.
+public struct ToneReport: Hashable, Sendable, Codable {
+    public var sampleRate: Int
+    public var frames: Int
+    /// Frequency from interpolated zero crossings over the active span, in Hz (0 if no tone).
+    public var frequency: Double
+    public var rms: Double
+    public var peak: Double
+    /// First and last frames where the tone is present (nil when silent throughout).
+    public var activeStart: Int?
+    public var activeEnd: Int?
+    /// Silent runs (≥ `minimumGapFrames`) inside the active span.
+    public var gaps: [Gap]
+    /// Samples inside the active span (away from gaps and the edges) where the waveform breaks the sine
+    /// recurrence: clicks.
+    public var discontinuities: Int
+
+    public var activeSeconds: Double {
+        guard let activeStart, let activeEnd else { return 0 }
+        return Double(activeEnd - activeStart + 1) / Double(sampleRate)
+    }
+
+    public var gapFrames: Int { gaps.reduce(0) { $0 + $1.length } }
+
+    /// Packets of `packetFrames` that the gaps amount to (each gap rounded to whole packets).
+    public func missingPackets(packetFrames: Int) -> Int {
+        gaps.reduce(0) { $0 + max(1, Int((Double($1.length) / Double(packetFrames)).rounded())) }
+    }
+}
+
+/// Analyses recordings of a steady sine tone. Pure. Thread-safe: yes.
+public enum ToneAnalysis {
+    /// Samples with magnitude below this are silence.
+    public static let silenceThreshold: Float = 1e-4
+    /// Silent runs shorter than this are a sine's zero crossing, not a gap.
+    public static let minimumGapFrames = 8
+
+    /// Analyses one channel of a recording.
+    ///
+    /// - Parameters:
+    ///   - samples: one channel, in [-1, 1].
+    ///   - edgeFrames: frames at the start and end of the active span (and around gaps) excluded from the
+    ///     discontinuity count, where fades are expected.
+    public static func analyze(_ samples: [Float], sampleRate: Int, edgeFrames: Int = 96) -> ToneReport {
+        var report = ToneReport(
+            sampleRate: sampleRate, frames: samples.count, frequency: 0, rms: 0, peak: 0, activeStart: nil,
+            activeEnd: nil, gaps: [], discontinuities: 0)
+        guard let first = samples.firstIndex(where: { abs($0) >= silenceThreshold }),
+            let last = samples.lastIndex(where: { abs($0) >= silenceThreshold })
+        else { return report }
+        report.activeStart = first
+        report.activeEnd = last
+
+        var sumSquares = 0.0
+        var peak: Float = 0
+        for sample in samples[first...last] {
+            sumSquares += Double(sample) * Double(sample)
+            peak = max(peak, abs(sample))
+        }
+        report.rms = (sumSquares / Double(last - first + 1)).squareRoot()
+        report.peak = Double(peak)
+
+        // Gaps: silent runs inside the active span.
+        var runStart: Int?
+        for index in first...last {
+            if abs(samples[index]) < silenceThreshold {
+                if runStart == nil { runStart = index }
+            } else if let start = runStart {
+                if index - start >= minimumGapFrames { report.gaps.append(Gap(start: start, length: index - start)) }
+                runStart = nil
+            }
+        }
+
+        report.frequency = zeroCrossingFrequency(samples, from: first, to: last, sampleRate: sampleRate)
+        report.discontinuities = countDiscontinuities(
+            samples, from: first, to: last, gaps: report.gaps, frequency: report.frequency, sampleRate: sampleRate,
+            edgeFrames: edgeFrames)
+        return report
+    }
+
+    /// Frequency from the first to the last positive-going zero crossing, with linear interpolation.
+    static func zeroCrossingFrequency(_ samples: [Float], from start: Int, to end: Int, sampleRate: Int) -> Double {
+        var firstCrossing: Double?
+        var lastCrossing = 0.0
+        var crossings = 0
+        guard end > start else { return 0 }
+        for index in (start + 1)...end where samples[index - 1] < 0 && samples[index] >= 0 {
+            let previous = Double(samples[index - 1])
+            let current = Double(samples[index])
+            let position = Double(index - 1) + (-previous) / (current - previous)
+            if firstCrossing == nil { firstCrossing = position }
+            lastCrossing = position
+            crossings += 1
+        }
+        guard let firstCrossing, crossings > 1, lastCrossing > firstCrossing else { return 0 }
+        return Double(crossings - 1) * Double(sampleRate) / (lastCrossing - firstCrossing)
+    }
+
+    /// Counts samples that break the recurrence x[n] = 2cos(ω)x[n−1] − x[n−2] that every sine obeys, by
+    /// more than a tolerance scaled to the tone's level, away from the edges and known gaps.
+    static func countDiscontinuities(
+        _ samples: [Float], from start: Int, to end: Int, gaps: [Gap], frequency: Double, sampleRate: Int,
+        edgeFrames: Int
+    ) -> Int {
+        guard frequency > 0, end - start > 2 * edgeFrames + 2 else { return 0 }
+        let coefficient = 2 * cos(2 * Double.pi * frequency / Double(sampleRate))
+        var peak = 0.0
+        for index in start...end { peak = max(peak, Double(abs(samples[index]))) }
+        let tolerance = max(1e-4, peak * 0.01)
+        var excluded = [(Int, Int)]()
+        excluded.append((start, start + edgeFrames))
+        excluded.append((end - edgeFrames, end))
+        for gap in gaps { excluded.append((gap.start - edgeFrames, gap.start + gap.length + edgeFrames)) }
+        var count = 0
+        for index in (start + 2)...end {
+            if excluded.contains(where: { index >= $0.0 && index <= $0.1 }) { continue }
+            let predicted = coefficient * Double(samples[index - 1]) - Double(samples[index - 2])
+            if abs(Double(samples[index]) - predicted) > tolerance { count += 1 }
+        }
+        return count
+    }
+
+    /// Compares a recording with the signal that was sent: finds where the recording's active span
+    /// starts in `reference` (exact match of a window after the fade-in) and counts differing samples
+    /// from there to the end of the shorter of the two, leaving out `tailFrames` where the stream's end fades.
+    ///
+    /// - Returns: `nil` when no alignment is found; otherwise the offset into the reference and the number of
+    ///   compared and differing samples.
+    public static func compare(
+        recording: [Float], reference: [Float], skipFrames: Int = 480, windowFrames: Int = 64, tailFrames: Int = 256
+    ) -> (offset: Int, compared: Int, differing: Int)? {
+        guard let first = recording.firstIndex(where: { abs($0) >= silenceThreshold }) else { return nil }
+        let windowStart = first + skipFrames
+        guard windowStart + windowFrames <= recording.count, reference.count >= windowFrames else { return nil }
+        let window = recording[windowStart..<(windowStart + windowFrames)]
+        for candidate in 0...(reference.count - windowFrames)
+        where reference[candidate..<(candidate + windowFrames)].elementsEqual(window) {
+            let shift = candidate - windowStart
+            let last = min(recording.count, reference.count - shift)
+            guard let lastActive = recording.lastIndex(where: { abs($0) >= silenceThreshold }) else { return nil }
+            let end = min(last, lastActive + 1 - tailFrames)
+            guard end > windowStart else { return nil }
+            var differing = 0
+            for index in windowStart..<end where recording[index] != reference[index + shift] { differing += 1 }
+            return (candidate, end - windowStart, differing)
+        }
+        return nil
+    }
+}

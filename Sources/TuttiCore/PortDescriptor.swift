@@ -1,0 +1,53 @@
+/// The role of a port, after the Audiobus SDK's port model.
+public enum PortKind: String, Sendable, Codable, CaseIterable, CustomStringConvertible {
+    /// Produces audio (a source): tone, WAV file, stdin; later a sound card input.
+    case sender
+    /// Consumes audio (a sink): WAV file, stdout, null; later a sound card output.
+    case receiver
+    /// Sits in the middle of a pipeline (receives, processes, sends). Negotiated like both; added by a later issue.
+    case filter
+
+    public var description: String { rawValue }
+}
+
+/// What a peer advertises about one of its ports.
+public struct PortDescriptor: Hashable, Sendable, Codable {
+    /// Identifier, unique within the peer: `[A-Za-z0-9_.-]{1,32}`.
+    public var name: String
+    /// Human-readable title.
+    public var title: String
+    public var kind: PortKind
+    /// Channels the port produces or consumes.
+    public var channels: Int
+    /// Sample rates the port supports, in order of preference.
+    public var sampleRates: [Int]
+    /// Wire formats the port accepts, in order of preference.
+    public var sampleFormats: [SampleFormat]
+
+    public init(
+        name: String, title: String, kind: PortKind, channels: Int, sampleRates: [Int],
+        sampleFormats: [SampleFormat] = [.l24, .l16]
+    ) {
+        self.name = name
+        self.title = title
+        self.kind = kind
+        self.channels = channels
+        self.sampleRates = sampleRates
+        self.sampleFormats = sampleFormats
+    }
+
+    /// Whether `name` is a valid port or peer identifier: 1–32 of `A–Z a–z 0–9 _ . -`.
+    public static func isValidName(_ name: String) -> Bool {
+        guard (1...32).contains(name.utf8.count) else { return false }
+        return name.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2D || byte == 0x2E || byte == 0x5F
+        }
+    }
+
+    /// One-token summary for DNS-SD TXT records: `name:kind:channels:rate/rate`, e.g. `out:s:2:48000/44100`.
+    public var summary: String {
+        let kindLetter = kind == .sender ? "s" : kind == .receiver ? "r" : "f"
+        return "\(name):\(kindLetter):\(channels):\(sampleRates.map(String.init).joined(separator: "/"))"
+    }
+}

@@ -1,0 +1,57 @@
+/// Everything a sender and a receiver agree on for one PCM stream.
+///
+/// Produced by negotiation (`TuttiSession`) and fixed for the connection's lifetime, so the data plane
+/// can preallocate from it. Invariants are checked by `validate()`, which negotiation calls.
+public struct StreamFormat: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// Frames per second (an RTP clock of the same rate counts timestamps in frames).
+    public var sampleRate: Int
+    /// Interleaved channels per frame.
+    public var channels: Int
+    /// Wire sample format.
+    public var sampleFormat: SampleFormat
+    /// Frames carried by every packet.
+    public var packetFrames: Int
+    /// Target playout latency of the receiver's jitter buffer, in frames.
+    public var targetLatencyFrames: Int
+
+    public init(sampleRate: Int, channels: Int, sampleFormat: SampleFormat, packetFrames: Int, targetLatencyFrames: Int) {
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.sampleFormat = sampleFormat
+        self.packetFrames = packetFrames
+        self.targetLatencyFrames = targetLatencyFrames
+    }
+
+    /// Bytes of RTP payload per packet.
+    @inlinable public var payloadBytes: Int { packetFrames * channels * sampleFormat.bytesPerSample }
+
+    /// Samples (all channels) per packet.
+    @inlinable public var samplesPerPacket: Int { packetFrames * channels }
+
+    /// Duration of one packet.
+    public var packetDuration: Duration { .nanoseconds(Int64(packetFrames) * 1_000_000_000 / Int64(sampleRate)) }
+
+    /// Converts a frame count at this rate to a duration.
+    public func duration(frames: Int) -> Duration { .nanoseconds(Int64(frames) * 1_000_000_000 / Int64(sampleRate)) }
+
+    /// Converts a duration to frames at this rate (rounded to nearest).
+    public func frames(in duration: Duration) -> Int {
+        Int((duration.seconds * Double(sampleRate)).rounded())
+    }
+
+    public var description: String {
+        let latencyMs = Double(targetLatencyFrames) * 1000 / Double(sampleRate)
+        return "\(sampleFormat)/\(sampleRate)/\(channels)ch, \(packetFrames) frames/packet, "
+            + "target latency \(String(format: latencyMs))ms"
+    }
+}
+
+extension String {
+    /// Formats with two decimals without Foundation (the core stays Foundation-free).
+    init(format value: Double) {
+        let scaled = (value * 100).rounded()
+        let whole = Int(scaled) / 100
+        let fraction = abs(Int(scaled) % 100)
+        self = "\(value < 0 && whole == 0 ? "-" : "")\(whole).\(fraction < 10 ? "0" : "")\(fraction)"
+    }
+}

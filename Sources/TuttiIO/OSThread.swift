@@ -1,0 +1,41 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A joinable POSIX thread, for the data plane (device clocks, network receivers, file writers), which
+/// must not run on Swift's cooperative pool. Control plane creates and joins; `body` runs on the new thread.
+public final class OSThread: @unchecked Sendable {
+    private var handle: pthread_t
+    private var joined = false
+
+    private final class Start {
+        let name: String
+        let body: @Sendable () -> Void
+        init(name: String, body: @escaping @Sendable () -> Void) {
+            self.name = name
+            self.body = body
+        }
+    }
+
+    /// Starts `body` on a new thread; `name` identifies it in diagnostics.
+    public init(name: String, body: @escaping @Sendable () -> Void) {
+        let start = Unmanaged.passRetained(Start(name: name, body: body)).toOpaque()
+        var thread = pthread_t()
+        let status = pthread_create(&thread, nil, { argument in
+            let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
+            start.body()
+            return nil
+        }, start)
+        precondition(status == 0, "pthread_create failed: \(status)")
+        handle = thread
+    }
+
+    /// Waits for the thread to finish. Idempotent. Must not be called from the thread itself.
+    public func join() {
+        guard !joined else { return }
+        joined = true
+        pthread_join(handle, nil)
+    }
+}

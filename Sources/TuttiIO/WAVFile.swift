@@ -1,0 +1,211 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import TuttiCore
+
+/// Sample encodings a WAV file may use.
+public enum WAVEncoding: Hashable, Sendable {
+    case int16
+    case int24
+    case float32
+
+    var bitsPerSample: Int { self == .int16 ? 16 : self == .int24 ? 24 : 32 }
+}
+
+/// Why a WAV file could not be read.
+public struct WAVError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var path: String
+    public var reason: String
+    public var description: String { "\(path): \(reason)" }
+}
+
+/// A whole WAV file in memory: interleaved samples in [-1, 1].
+public struct WAVAudio: Sendable {
+    public var sampleRate: Int
+    public var channels: Int
+    public var encoding: WAVEncoding
+    public var samples: [Float]
+
+    public init(sampleRate: Int, channels: Int, encoding: WAVEncoding, samples: [Float]) {
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.encoding = encoding
+        self.samples = samples
+    }
+
+    public var frames: Int { channels > 0 ? samples.count / channels : 0 }
+
+    /// One channel of the file.
+    public func channel(_ index: Int) -> [Float] {
+        stride(from: index, to: samples.count, by: channels).map { samples[$0] }
+    }
+
+    /// Reads a PCM (16/24/32-bit integer) or IEEE float WAV file, including WAVE_FORMAT_EXTENSIBLE.
+    /// A data chunk whose size field is unset (a recording cut short) is read to the end of the file.
+    public static func read(path: String) throws(WAVError) -> WAVAudio {
+        guard let file = fopen(path, "rb") else {
+            throw WAVError(path: path, reason: String(cString: strerror(errno)))
+        }
+        defer { fclose(file) }
+        var bytes = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            if count <= 0 { break }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+        return try parse(bytes, path: path)
+    }
+
+    static func parse(_ bytes: [UInt8], path: String) throws(WAVError) -> WAVAudio {
+        func u16(_ offset: Int) -> Int { Int(bytes[offset]) | Int(bytes[offset + 1]) << 8 }
+        func u32(_ offset: Int) -> Int { u16(offset) | u16(offset + 2) << 16 }
+        guard bytes.count >= 12, bytes[0..<4].elementsEqual("RIFF".utf8), bytes[8..<12].elementsEqual("WAVE".utf8) else {
+            throw WAVError(path: path, reason: "not a RIFF/WAVE file")
+        }
+        var offset = 12
+        var format: (tag: Int, channels: Int, rate: Int, bits: Int)?
+        while offset + 8 <= bytes.count {
+            let id = String(decoding: bytes[offset..<(offset + 4)], as: UTF8.self)
+            var size = u32(offset + 4)
+            let body = offset + 8
+            if id == "fmt " {
+                guard size >= 16, body + 16 <= bytes.count else { throw WAVError(path: path, reason: "short fmt chunk") }
+                var tag = u16(body)
+                if tag == 0xFFFE, size >= 26 { tag = u16(body + 24) }  // WAVE_FORMAT_EXTENSIBLE sub-format
+                format = (tag, u16(body + 2), u32(body + 4), u16(body + 14))
+            } else if id == "data" {
+                guard let format else { throw WAVError(path: path, reason: "data chunk before fmt chunk") }
+                if size == 0 || size == 0xFFFF_FFFF || body + size > bytes.count { size = bytes.count - body }
+                return try decode(bytes[body..<(body + size)], format: format, path: path)
+            }
+            offset = body + size + (size & 1)
+        }
+        throw WAVError(path: path, reason: "no data chunk")
+    }
+
+    private static func decode(
+        _ data: ArraySlice<UInt8>, format: (tag: Int, channels: Int, rate: Int, bits: Int), path: String
+    ) throws(WAVError) -> WAVAudio {
+        guard format.channels > 0, format.rate > 0 else { throw WAVError(path: path, reason: "bad channel count or rate") }
+        let encoding: WAVEncoding
+        switch (format.tag, format.bits) {
+        case (1, 16): encoding = .int16
+        case (1, 24): encoding = .int24
+        case (3, 32): encoding = .float32
+        default: throw WAVError(path: path, reason: "unsupported encoding (format \(format.tag), \(format.bits) bits)")
+        }
+        let width = encoding.bitsPerSample / 8
+        let count = data.count / width
+        var samples = [Float](repeating: 0, count: count - count % format.channels)
+        let base = data.startIndex
+        for index in 0..<samples.count {
+            let offset = base + index * width
+            switch encoding {
+            case .int16:
+                samples[index] = Float(Int16(bitPattern: UInt16(data[offset]) | UInt16(data[offset + 1]) << 8)) / 32_768
+            case .int24:
+                let raw = UInt32(data[offset]) << 8 | UInt32(data[offset + 1]) << 16 | UInt32(data[offset + 2]) << 24
+                samples[index] = Float(Int32(bitPattern: raw) >> 8) / 8_388_608
+            case .float32:
+                let raw = UInt32(data[offset]) | UInt32(data[offset + 1]) << 8 | UInt32(data[offset + 2]) << 16
+                    | UInt32(data[offset + 3]) << 24
+                samples[index] = Float(bitPattern: raw)
+            }
+        }
+        return WAVAudio(sampleRate: format.rate, channels: format.channels, encoding: encoding, samples: samples)
+    }
+}
+
+/// Writes a WAV file incrementally. The header's sizes are rewritten by `flush()` (call it every second
+/// or so) and on `close()`, so a recording cut short by a crash is still a valid file up to the last flush.
+///
+/// Thread-safe: no; a file-writer thread owns it (never the device thread: it does blocking I/O).
+public final class WAVWriter {
+    public let path: String
+    public let sampleRate: Int
+    public let channels: Int
+    public let encoding: WAVEncoding
+    private var file: UnsafeMutablePointer<FILE>?
+    private var dataBytes = 0
+    private var scratch = [UInt8]()
+
+    public init(path: String, sampleRate: Int, channels: Int, encoding: WAVEncoding) throws(SystemError) {
+        guard let file = fopen(path, "wb") else { throw .current("create \(path)") }
+        self.path = path
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.encoding = encoding
+        self.file = file
+        writeHeader()
+    }
+
+    deinit { close() }
+
+    /// Appends interleaved samples (clamped to [-1, 1]).
+    public func write(_ samples: UnsafeBufferPointer<Float>) {
+        guard let file else { return }
+        let width = encoding.bitsPerSample / 8
+        if scratch.count < samples.count * width { scratch = [UInt8](repeating: 0, count: samples.count * width) }
+        for (index, sample) in samples.enumerated() {
+            let offset = index * width
+            switch encoding {
+            case .int16:
+                let value = UInt16(bitPattern: Int16(SampleQuantization.integer(sample, scale: 32_768, maximum: 32_767)))
+                scratch[offset] = UInt8(value & 0xFF)
+                scratch[offset + 1] = UInt8(value >> 8)
+            case .int24:
+                let value = UInt32(bitPattern: SampleQuantization.integer(sample, scale: 8_388_608, maximum: 8_388_607))
+                scratch[offset] = UInt8(value & 0xFF)
+                scratch[offset + 1] = UInt8(value >> 8 & 0xFF)
+                scratch[offset + 2] = UInt8(value >> 16 & 0xFF)
+            case .float32:
+                let value = sample.bitPattern
+                for byte in 0..<4 { scratch[offset + byte] = UInt8(value >> (8 * byte) & 0xFF) }
+            }
+        }
+        fwrite(scratch, 1, samples.count * width, file)
+        dataBytes += samples.count * width
+    }
+
+    /// Rewrites the header with the current sizes and flushes to the OS.
+    public func flush() {
+        guard let file else { return }
+        let position = ftell(file)
+        writeHeader()
+        fseek(file, position, SEEK_SET)
+        fflush(file)
+    }
+
+    /// Finalises the header and closes the file. Idempotent.
+    public func close() {
+        guard file != nil else { return }
+        flush()
+        fclose(file)
+        file = nil
+    }
+
+    private func writeHeader() {
+        guard let file else { return }
+        fseek(file, 0, SEEK_SET)
+        var header = [UInt8]()
+        func append32(_ value: Int) { for byte in 0..<4 { header.append(UInt8(value >> (8 * byte) & 0xFF)) } }
+        func append16(_ value: Int) { for byte in 0..<2 { header.append(UInt8(value >> (8 * byte) & 0xFF)) } }
+        let width = encoding.bitsPerSample / 8
+        header += Array("RIFF".utf8)
+        append32(36 + dataBytes)
+        header += Array("WAVEfmt ".utf8)
+        append32(16)
+        append16(encoding == .float32 ? 3 : 1)
+        append16(channels)
+        append32(sampleRate)
+        append32(sampleRate * channels * width)
+        append16(channels * width)
+        append16(encoding.bitsPerSample)
+        header += Array("data".utf8)
+        append32(dataBytes)
+        fwrite(header, 1, header.count, file)
+    }
+}

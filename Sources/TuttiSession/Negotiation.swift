@@ -1,0 +1,166 @@
+import TuttiCore
+import TuttiWire
+
+/// Why a receiver refuses a stream offer; `message` is the one line the user sees.
+public struct NegotiationRefusal: Error, Hashable, Sendable, CustomStringConvertible {
+    public var code: ControlFailure.Code
+    public var message: String
+
+    public init(_ code: ControlFailure.Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+    public var failure: ControlFailure { ControlFailure(code, message) }
+}
+
+/// What a receiver port can accept right now.
+public struct ReceiverCapabilities: Hashable, Sendable {
+    public var port: PortDescriptor
+    /// The rate the port already runs at (it has live connections), which every new stream must use.
+    public var activeSampleRate: Int?
+
+    public init(port: PortDescriptor, activeSampleRate: Int? = nil) {
+        self.port = port
+        self.activeSampleRate = activeSampleRate
+    }
+}
+
+/// Defaults chosen when the user leaves a field open.
+public struct NegotiationDefaults: Hashable, Sendable {
+    /// Frames per packet: 64 (1.3 ms at 48 kHz), low latency with modest packet rates.
+    public var packetFrames = 64
+    /// Target latency: 5 ms, and never less than two packets.
+    public var latencyMilliseconds: Double = 5
+
+    public init() {}
+}
+
+/// The receiver's side of negotiation: chooses a stream format from the sender's offer, the receiver
+/// port's capabilities and the user's options, or refuses with a clear reason.
+///
+/// Rules: the rate is the user's choice if both ends support it, else the first rate in the receiver's
+/// preference order that the sender offers (a port already streaming is held to its current rate); the
+/// channel count is the user's choice if both ends have that many, else the smaller of the two ends; the
+/// sample format is the user's choice if both support it, else the receiver's first supported one; the
+/// packet size and latency come from the options or the defaults, and must fit `StreamLimits`.
+/// Pure: no I/O. Thread-safe: yes.
+public enum Negotiation {
+    public static func chooseFormat(
+        offer: StreamOffer, receiver: ReceiverCapabilities, defaults: NegotiationDefaults = NegotiationDefaults()
+    ) -> Result<StreamFormat, NegotiationRefusal> {
+        let port = receiver.port
+        let destination = offer.destination
+        guard port.kind == .receiver || port.kind == .filter else {
+            return .failure(NegotiationRefusal(
+                .wrongDirection, "\(destination) is a \(port.kind) port and cannot receive audio; choose a receiver port"))
+        }
+        let options = offer.options
+
+        // Sample rate.
+        let receiverRates = receiver.activeSampleRate.map { [$0] } ?? port.sampleRates
+        let commonRates = receiverRates.filter(offer.sampleRates.contains)
+        let sampleRate: Int
+        if let requested = options.sampleRate {
+            guard offer.sampleRates.contains(requested) else {
+                return .failure(NegotiationRefusal(
+                    .noCommonFormat, "\(offer.source) cannot send at \(requested) Hz (it offers \(list(offer.sampleRates)) Hz)"))
+            }
+            guard receiverRates.contains(requested) else {
+                return .failure(NegotiationRefusal(.noCommonFormat, rateRefusal(destination, requested: requested, receiver: receiver)))
+            }
+            sampleRate = requested
+        } else {
+            guard let first = commonRates.first else {
+                if let active = receiver.activeSampleRate {
+                    return .failure(NegotiationRefusal(
+                        .noCommonFormat,
+                        "no common sample rate: \(destination) already runs at \(active) Hz and \(offer.source) offers \(list(offer.sampleRates)) Hz"))
+                }
+                return .failure(NegotiationRefusal(
+                    .noCommonFormat,
+                    "no common sample rate: \(offer.source) offers \(list(offer.sampleRates)) Hz, \(destination) accepts \(list(port.sampleRates)) Hz"))
+            }
+            sampleRate = first
+        }
+
+        // Channels.
+        let channels: Int
+        if let requested = options.channels {
+            guard requested <= offer.channels, requested <= port.channels else {
+                return .failure(NegotiationRefusal(
+                    .invalidOption,
+                    "cannot stream \(requested) channels: \(offer.source) has \(offer.channels), \(destination) has \(port.channels)"))
+            }
+            channels = requested
+        } else {
+            channels = min(offer.channels, port.channels)
+        }
+
+        // Sample format.
+        let sampleFormat: SampleFormat
+        if let requested = options.sampleFormat {
+            guard offer.sampleFormats.contains(requested), port.sampleFormats.contains(requested) else {
+                return .failure(NegotiationRefusal(
+                    .noCommonFormat,
+                    "\(requested) is not supported by both ends (\(offer.source): \(list(offer.sampleFormats)); \(destination): \(list(port.sampleFormats)))"))
+            }
+            sampleFormat = requested
+        } else {
+            guard let first = port.sampleFormats.first(where: offer.sampleFormats.contains) else {
+                return .failure(NegotiationRefusal(
+                    .noCommonFormat,
+                    "no common sample format: \(offer.source) sends \(list(offer.sampleFormats)), \(destination) accepts \(list(port.sampleFormats))"))
+            }
+            sampleFormat = first
+        }
+
+        // Packet size.
+        let packetFrames = options.packetFrames ?? defaults.packetFrames
+        guard StreamLimits.packetFrames.contains(packetFrames) else {
+            return .failure(NegotiationRefusal(
+                .invalidOption, "packet size \(packetFrames) frames is outside \(StreamLimits.packetFrames.lowerBound)–\(StreamLimits.packetFrames.upperBound)"))
+        }
+        let payloadBytes = packetFrames * channels * sampleFormat.bytesPerSample
+        guard payloadBytes <= StreamLimits.maxPayloadBytes else {
+            let largest = StreamLimits.maxPayloadBytes / (channels * sampleFormat.bytesPerSample)
+            return .failure(NegotiationRefusal(
+                .invalidOption,
+                "packets of \(packetFrames) frames × \(channels) channels of \(sampleFormat) exceed \(StreamLimits.maxPayloadBytes) bytes; use at most \(largest) frames"))
+        }
+
+        // Latency.
+        let packetMilliseconds = Double(packetFrames) * 1000 / Double(sampleRate)
+        let latencyMilliseconds = options.latencyMilliseconds ?? max(defaults.latencyMilliseconds, 2 * packetMilliseconds)
+        guard latencyMilliseconds >= 2 * packetMilliseconds - 1e-9 else {
+            return .failure(NegotiationRefusal(
+                .invalidOption,
+                "latency \(formatted(latencyMilliseconds)) ms is below two packets (\(formatted(2 * packetMilliseconds)) ms); raise --latency or lower --frames"))
+        }
+        guard latencyMilliseconds <= Double(StreamLimits.maxTargetLatencyMilliseconds) else {
+            return .failure(NegotiationRefusal(
+                .invalidOption, "latency \(formatted(latencyMilliseconds)) ms exceeds \(StreamLimits.maxTargetLatencyMilliseconds) ms"))
+        }
+        let targetFrames = Int((latencyMilliseconds * Double(sampleRate) / 1000).rounded())
+        return .success(StreamFormat(
+            sampleRate: sampleRate, channels: channels, sampleFormat: sampleFormat, packetFrames: packetFrames,
+            targetLatencyFrames: targetFrames))
+    }
+
+    private static func rateRefusal(_ destination: PortReference, requested: Int, receiver: ReceiverCapabilities) -> String {
+        if let active = receiver.activeSampleRate {
+            return "\(destination) already runs at \(active) Hz and cannot take \(requested) Hz"
+        }
+        return "\(destination) cannot receive at \(requested) Hz (it accepts \(list(receiver.port.sampleRates)) Hz)"
+    }
+
+    private static func list<T: CustomStringConvertible>(_ values: [T]) -> String {
+        values.map(\.description).joined(separator: ", ")
+    }
+
+    private static func formatted(_ value: Double) -> String {
+        let hundredths = Int((value * 100).rounded())
+        return hundredths % 100 == 0 ? "\(hundredths / 100)" : "\(Double(hundredths) / 100)"
+    }
+}

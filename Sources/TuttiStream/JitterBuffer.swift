@@ -1,0 +1,322 @@
+import TuttiCodec
+import TuttiCore
+
+/// What `JitterBuffer.insert` did with a packet. Flow control, not an error: the caller counts and moves on.
+public enum JitterBufferInsertResult: Hashable, Sendable {
+    case accepted
+    /// Arrived after a packet with a higher sequence number; accepted.
+    case acceptedReordered
+    case duplicate
+    /// Entirely before the play head: too late to play.
+    case late
+    /// Payload size differs from the negotiated packet, or its timestamp is off the packet grid.
+    case invalid
+    /// The stream jumped (or came back after a loss of signal): the buffer re-anchored on this packet.
+    case resynchronized
+}
+
+/// The state of the receiving end of a stream, as the jitter buffer sees it.
+public enum JitterBufferState: Hashable, Sendable {
+    /// No packet yet.
+    case idle
+    /// Packets arrived; the play head has not reached the first one yet (pre-buffering to the target).
+    case buffering
+    case playing
+    /// No packet for longer than `signalLossTimeout`: output is silence until the stream returns.
+    case lost
+}
+
+/// A receiver's jitter buffer for one PCM stream: it reorders packets, drops duplicates and late packets,
+/// conceals gaps with silence and short fades, follows sequence and timestamp wrap-around, and plays out
+/// at the target latency chosen at connect time.
+///
+/// **Model.** Packets sit on a grid of `packetFrames` frames anchored at the first packet's (extended) RTP
+/// timestamp. The play head is a frame position on that timeline, advanced by every `read` by exactly the
+/// frames read, so it follows the device clock, not the arrivals. When the first packet arrives the head is
+/// placed `targetLatencyFrames` behind the end of that packet: from then on each packet waits in the buffer
+/// for the target latency (plus whatever its own delay was smaller than the first packet's).
+///
+/// **Losses** are counted when the play head passes a missing packet while a later one has arrived (so the
+/// end of a stream is an underrun, not a loss). A packet that arrives after its frames were played is
+/// `late`. After `signalLossTimeout` without packets the state is `.lost`; the next packet re-anchors.
+///
+/// **Concealment** is silence; audio fades out over `fadeFrames` before a gap (the buffer looks ahead at
+/// read time) and fades in after one, so gaps do not click.
+///
+/// Realtime-safe: `insert`, `read` and `statistics` (no allocation, lock or log after `init`).
+/// Thread-safe: no. One thread (the device thread) owns it; packets reach it through a `PacketRing`.
+public struct JitterBuffer: ~Copyable {
+    public let format: StreamFormat
+    /// Packet slots in the ring (a power of two, at least four times the target in packets).
+    public let capacity: Int
+    /// Frames over which audio fades out before and in after a concealed gap.
+    public let fadeFrames: Int
+    /// Time without packets after which the stream is reported `.lost`.
+    public let signalLossTimeout: Duration
+
+    /// Extended RTP timestamp of each slot's packet, or `Int64.min` when empty.
+    private let slotTimestamps: UnsafeMutableBufferPointer<Int64>
+    /// Capture time of each slot's first frame (capture-clock nanoseconds), or `Int64.min` when unknown.
+    private let slotCaptureTimes: UnsafeMutableBufferPointer<Int64>
+    /// Decoded samples, `samplesPerPacket` per slot.
+    private let samples: UnsafeMutableBufferPointer<Float>
+
+    private var sequenceExtender = CounterExtender<UInt16>()
+    private var timestampExtender = CounterExtender<UInt32>()
+    private var jitter = InterarrivalJitter()
+    private var highestSequence = Int64.min
+    /// Extended timestamp of the newest packet received (grid anchor for the next ones).
+    private var highestTimestamp = Int64.min
+    private var anchorTimestamp: Int64 = 0
+    private var playHead: Int64 = 0
+    private var lastArrival: HostTime?
+    /// Gain at the end of the last output frame: 0 after silence or a fade-out, 1 after plain audio.
+    private var endGain: Float = 0
+    /// Packets passed missing while nothing newer had arrived: lost if something newer arrives later.
+    private var pendingMissing: UInt64 = 0
+    private var pendingMissingUpTo: Int64 = .min
+    private var wasEmpty = true
+    private var counters = JitterBufferStatistics()
+    public private(set) var state: JitterBufferState = .idle
+
+    /// Allocates every buffer the stream will need. Control plane only (allocates).
+    ///
+    /// - Parameters:
+    ///   - format: the negotiated format; `validate` must have accepted it.
+    ///   - fadeDuration: length of the fades around concealed gaps.
+    ///   - signalLossTimeout: time without packets before the state is `.lost`.
+    public init(format: StreamFormat, fadeDuration: Duration = .milliseconds(1), signalLossTimeout: Duration = .seconds(1)) {
+        precondition(format.packetFrames > 0 && format.channels > 0 && format.targetLatencyFrames > 0)
+        self.format = format
+        let targetPackets = (format.targetLatencyFrames + format.packetFrames - 1) / format.packetFrames
+        var capacity = 16
+        while capacity < 4 * targetPackets + 4 { capacity *= 2 }
+        self.capacity = capacity
+        self.fadeFrames = max(1, min(format.packetFrames, format.frames(in: fadeDuration)))
+        self.signalLossTimeout = signalLossTimeout
+        slotTimestamps = .allocate(capacity: capacity)
+        slotTimestamps.initialize(repeating: .min)
+        slotCaptureTimes = .allocate(capacity: capacity)
+        slotCaptureTimes.initialize(repeating: .min)
+        samples = .allocate(capacity: capacity * format.samplesPerPacket)
+        samples.initialize(repeating: 0)
+    }
+
+    deinit {
+        slotTimestamps.deallocate()
+        slotCaptureTimes.deallocate()
+        samples.deallocate()
+    }
+
+    /// A copy of the counters, with the current buffer level and jitter. Realtime-safe: yes.
+    public var statistics: JitterBufferStatistics {
+        var copy = counters
+        copy.jitterFrames = jitter.frames
+        copy.bufferedFrames = state == .idle || state == .lost ? 0 : max(0, Int(highestEnd - playHead))
+        return copy
+    }
+
+    private var highestEnd: Int64 { highestTimestamp == .min ? playHead : highestTimestamp + Int64(format.packetFrames) }
+
+    /// Offers one packet's payload to the buffer.
+    ///
+    /// - Parameters:
+    ///   - payload: exactly `format.payloadBytes` bytes of L16/L24 audio, else `.invalid`.
+    ///   - captureTime: the packet's capture time on the stream's capture clock, if it carried one.
+    ///   - arrival: when it arrived, on the receiver's monotonic clock (jitter and signal-loss detection).
+    /// Realtime-safe: yes.
+    public mutating func insert(
+        sequenceNumber: UInt16, timestamp: UInt32, captureTime: Int64?, arrival: HostTime,
+        payload: UnsafeRawBufferPointer
+    ) -> JitterBufferInsertResult {
+        guard payload.count == format.payloadBytes else {
+            counters.invalid &+= 1
+            return .invalid
+        }
+        let packetFrames = Int64(format.packetFrames)
+        var resynchronized = false
+        if state == .idle || state == .lost {
+            anchor(on: sequenceNumber, timestamp: timestamp)
+            resynchronized = true
+        }
+        var extendedTimestamp = timestampExtender.peek(timestamp)
+        // A packet far outside the ring's window means the stream jumped (sender restart, clock step).
+        let window = Int64(capacity) * packetFrames
+        if extendedTimestamp >= playHead + window || extendedTimestamp < playHead - window {
+            anchor(on: sequenceNumber, timestamp: timestamp)
+            extendedTimestamp = timestampExtender.peek(timestamp)
+            resynchronized = true
+        }
+        let offset = extendedTimestamp - anchorTimestamp
+        if offset < 0 {
+            // Older than the packet the buffer anchored on: its time has passed.
+            counters.late &+= 1
+            return .late
+        }
+        guard offset % packetFrames == 0 else {
+            counters.invalid &+= 1
+            return .invalid
+        }
+        let slot = Int((offset / packetFrames) & Int64(capacity - 1))
+        if slotTimestamps[slot] == extendedTimestamp {
+            counters.duplicated &+= 1
+            return .duplicate
+        }
+        if extendedTimestamp + packetFrames <= playHead {
+            counters.late &+= 1
+            return .late
+        }
+
+        _ = timestampExtender.extend(timestamp)
+        let extendedSequence = sequenceExtender.extend(sequenceNumber)
+        let reordered = extendedSequence < highestSequence
+        if reordered { counters.reordered &+= 1 } else { highestSequence = extendedSequence }
+        if extendedTimestamp > highestTimestamp || highestTimestamp == .min { highestTimestamp = extendedTimestamp }
+        if pendingMissing > 0, extendedTimestamp > pendingMissingUpTo {
+            // A newer packet exists, so the gaps the play head passed were losses, not the stream's end.
+            counters.lost &+= pendingMissing
+            pendingMissing = 0
+        }
+
+        slotTimestamps[slot] = extendedTimestamp
+        slotCaptureTimes[slot] = captureTime ?? .min
+        let destination = UnsafeMutableBufferPointer(rebasing: samples[(slot * format.samplesPerPacket)...].prefix(format.samplesPerPacket))
+        PCMCodec.decode(payload, as: format.sampleFormat, into: destination)
+
+        let arrivalFrames = Double(arrival.nanoseconds) * Double(format.sampleRate) / 1e9
+        jitter.update(arrivalFrames: arrivalFrames, timestamp: extendedTimestamp)
+        lastArrival = arrival
+        counters.received &+= 1
+        if resynchronized { return .resynchronized }
+        return reordered ? .acceptedReordered : .accepted
+    }
+
+    /// Re-anchors the grid and the play head on a packet (first packet, or after a jump or a loss of signal).
+    private mutating func anchor(on sequenceNumber: UInt16, timestamp: UInt32) {
+        sequenceExtender = CounterExtender()
+        timestampExtender = CounterExtender()
+        anchorTimestamp = timestampExtender.extend(timestamp)
+        highestSequence = sequenceExtender.peek(sequenceNumber) - 1
+        highestTimestamp = .min
+        slotTimestamps.update(repeating: .min)
+        jitter.reset()
+        pendingMissing = 0
+        playHead = anchorTimestamp + Int64(format.packetFrames) - Int64(format.targetLatencyFrames)
+        state = playHead >= anchorTimestamp ? .playing : .buffering
+        wasEmpty = false
+        counters.resynchronizations &+= 1
+    }
+
+    /// Plays `frames` frames into `output` (interleaved, `format.channels` per frame) and advances the play head.
+    ///
+    /// Missing audio is concealed (silence with fades) and counted; before the first packet and after a
+    /// loss of signal the output is silence.
+    /// - Parameters:
+    ///   - now: the device's time for this period (monotonic), for signal-loss detection.
+    ///   - captureClockNow: the same instant on the stream's capture clock, to measure latency.
+    /// Realtime-safe: yes.
+    public mutating func read(
+        into output: UnsafeMutableBufferPointer<Float>, frames: Int, now: HostTime, captureClockNow: Int64
+    ) {
+        let channels = format.channels
+        precondition(output.count >= frames * channels)
+        if let lastArrival, state != .idle, now - lastArrival > signalLossTimeout {
+            state = .lost
+        }
+        guard state == .playing || state == .buffering else {
+            output.update(repeating: 0)
+            endGain = 0
+            counters.latencyNanoseconds = nil
+            return
+        }
+
+        let packetFrames = Int64(format.packetFrames)
+        counters.latencyNanoseconds = nil
+        var written = 0
+        while written < frames {
+            let position = playHead
+            let packetIndex = floorDivide(position - anchorTimestamp, packetFrames)
+            let packetStart = anchorTimestamp + packetIndex * packetFrames
+            let offsetInPacket = Int(position - packetStart)
+            let count = min(frames - written, format.packetFrames - offsetInPacket)
+            let slot = Int(packetIndex & Int64(capacity - 1))
+            let present = packetIndex >= 0 && slotTimestamps[slot] == packetStart
+
+            if present {
+                if state == .buffering { state = .playing }
+                if counters.latencyNanoseconds == nil, slotCaptureTimes[slot] != .min {
+                    let captured = slotCaptureTimes[slot] + Int64(offsetInPacket) * 1_000_000_000 / Int64(format.sampleRate)
+                    counters.latencyNanoseconds = captureClockNow + Int64(written) * 1_000_000_000 / Int64(format.sampleRate) - captured
+                }
+                let nextSlot = Int((packetIndex + 1) & Int64(capacity - 1))
+                let nextPresent = slotTimestamps[nextSlot] == packetStart + packetFrames
+                copyFrames(
+                    fromSlot: slot, offset: offsetInPacket, count: count, to: output, at: written,
+                    fadeOutAtEnd: !nextPresent)
+                wasEmpty = false
+            } else {
+                concealFrames(count: count, in: output, at: written)
+                if packetIndex >= 0 && offsetInPacket == 0 {
+                    notePassedMissingPacket(at: packetStart)
+                }
+            }
+            written += count
+            playHead += Int64(count)
+        }
+        if highestEnd <= playHead, state == .playing, !wasEmpty {
+            counters.underruns &+= 1
+            wasEmpty = true
+        }
+    }
+
+    private mutating func notePassedMissingPacket(at packetStart: Int64) {
+        guard state == .playing else { return }
+        if highestTimestamp > packetStart {
+            counters.lost &+= 1
+        } else {
+            pendingMissing &+= 1
+            pendingMissingUpTo = packetStart
+        }
+    }
+
+    private mutating func copyFrames(
+        fromSlot slot: Int, offset: Int, count: Int, to output: UnsafeMutableBufferPointer<Float>, at outputFrame: Int,
+        fadeOutAtEnd: Bool
+    ) {
+        let channels = format.channels
+        let base = slot * format.samplesPerPacket + offset * channels
+        let fadeOutStart = format.packetFrames - fadeFrames
+        for frame in 0..<count {
+            var gain: Float = 1
+            if endGain < 1 {
+                // Fading in after silence or a fade-out.
+                gain = min(1, endGain + 1 / Float(fadeFrames))
+            }
+            let framePosition = offset + frame
+            if fadeOutAtEnd, framePosition >= fadeOutStart {
+                let remaining = Float(format.packetFrames - framePosition - 1) / Float(fadeFrames)
+                gain = min(gain, remaining)
+            }
+            endGain = gain
+            let source = base + frame * channels
+            let destination = (outputFrame + frame) * channels
+            for channel in 0..<channels {
+                output[destination + channel] = samples[source + channel] * gain
+            }
+        }
+    }
+
+    private mutating func concealFrames(count: Int, in output: UnsafeMutableBufferPointer<Float>, at outputFrame: Int) {
+        let channels = format.channels
+        let start = outputFrame * channels
+        for index in start..<(start + count * channels) { output[index] = 0 }
+        endGain = 0
+        if state == .playing { counters.concealedFrames &+= UInt64(count) }
+    }
+}
+
+@inline(__always)
+private func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
+    let quotient = value / divisor
+    return (value % divisor != 0 && (value < 0) != (divisor < 0)) ? quotient - 1 : quotient
+}

@@ -1,0 +1,29 @@
+/// Cumulative counters of one jitter buffer (a plain value: the owner publishes copies to other threads).
+public struct JitterBufferStatistics: Hashable, Sendable {
+    /// Packets accepted into the buffer (duplicates, late and invalid ones excluded).
+    public var received: UInt64 = 0
+    /// Packets that never arrived before the play head passed them while later packets had arrived.
+    public var lost: UInt64 = 0
+    /// Packets that arrived entirely after their playout time (dropped).
+    public var late: UInt64 = 0
+    /// Packets seen twice (dropped).
+    public var duplicated: UInt64 = 0
+    /// Packets that arrived after a packet with a higher sequence number (accepted).
+    public var reordered: UInt64 = 0
+    /// Packets rejected: wrong payload size, timestamp off the packet grid.
+    public var invalid: UInt64 = 0
+    /// Times the buffer ran dry while playing.
+    public var underruns: UInt64 = 0
+    /// Frames output as concealment (silence with fades) instead of received audio.
+    public var concealedFrames: UInt64 = 0
+    /// Times the buffer re-anchored its play head (first packet, stream back after a loss of signal, jump).
+    public var resynchronizations: UInt64 = 0
+    /// Frames buffered ahead of the play head after the last read.
+    public var bufferedFrames: Int = 0
+    /// RFC 3550 interarrival jitter, in frames.
+    public var jitterFrames: Double = 0
+    /// Capture-to-playout latency of the last read's first frame, in nanoseconds (`nil` if unknown).
+    public var latencyNanoseconds: Int64?
+
+    public init() {}
+}

@@ -1,0 +1,84 @@
+import TuttiCodec
+import TuttiCore
+import TuttiWire
+
+/// The sending end of a stream: cuts the device's periods into packets of `format.packetFrames` frames,
+/// stamps them (sequence number, RTP timestamp in frames, SSRC, capture time) and encodes L16/L24.
+///
+/// Periods and packets need not align: frames accumulate until a packet is full. Each packet's capture
+/// time is that of its first frame. Realtime-safe: `append` (no allocation after `init`).
+/// Thread-safe: no (the device thread owns it).
+public struct Packetizer: ~Copyable {
+    public let format: StreamFormat
+    public let payloadType: UInt8
+    public let ssrc: UInt32
+    public private(set) var sequenceNumber: UInt16
+    public private(set) var timestamp: UInt32
+    /// Packets produced so far.
+    public private(set) var packetsSent: UInt64 = 0
+
+    private let pending: UnsafeMutableBufferPointer<Float>
+    private let datagram: UnsafeMutableRawBufferPointer
+    private var pendingFrames = 0
+    private var pendingCaptureTime: Int64 = 0
+
+    /// Largest datagram this packetizer produces.
+    public var maxDatagramBytes: Int { datagram.count }
+
+    /// - Parameters: the initial sequence number and timestamp should be random (RFC 3550 §5.1).
+    public init(format: StreamFormat, payloadType: UInt8, ssrc: UInt32, initialSequenceNumber: UInt16, initialTimestamp: UInt32) {
+        self.format = format
+        self.payloadType = payloadType
+        self.ssrc = ssrc
+        sequenceNumber = initialSequenceNumber
+        timestamp = initialTimestamp
+        pending = .allocate(capacity: format.samplesPerPacket)
+        pending.initialize(repeating: 0)
+        datagram = .allocate(byteCount: RTPHeader.fixedSize + CaptureTimeExtension.blockSize + format.payloadBytes, alignment: 8)
+        datagram.initializeMemory(as: UInt8.self, repeating: 0)
+    }
+
+    deinit {
+        pending.deallocate()
+        datagram.deallocate()
+    }
+
+    /// Appends `frames` interleaved frames (`format.channels` samples each) captured at `captureTime`
+    /// (capture-clock nanoseconds of the first frame) and calls `send` with each complete datagram.
+    public mutating func append(
+        _ samples: UnsafeBufferPointer<Float>, frames: Int, captureTime: Int64,
+        send: (UnsafeRawBufferPointer) -> Void
+    ) {
+        let channels = format.channels
+        precondition(samples.count >= frames * channels)
+        var consumed = 0
+        while consumed < frames {
+            if pendingFrames == 0 {
+                pendingCaptureTime = captureTime + Int64(consumed) * 1_000_000_000 / Int64(format.sampleRate)
+            }
+            let count = min(frames - consumed, format.packetFrames - pendingFrames)
+            let source = consumed * channels
+            let destination = pendingFrames * channels
+            for index in 0..<(count * channels) { pending[destination + index] = samples[source + index] }
+            pendingFrames += count
+            consumed += count
+            if pendingFrames == format.packetFrames {
+                send(encodePacket())
+                pendingFrames = 0
+            }
+        }
+    }
+
+    private mutating func encodePacket() -> UnsafeRawBufferPointer {
+        let header = RTPHeader(
+            marker: packetsSent == 0, payloadType: payloadType, sequenceNumber: sequenceNumber, timestamp: timestamp,
+            ssrc: ssrc, captureTime: pendingCaptureTime)
+        let headerSize = header.write(to: datagram)!
+        let payload = UnsafeMutableRawBufferPointer(rebasing: datagram[headerSize..<(headerSize + format.payloadBytes)])
+        PCMCodec.encode(UnsafeBufferPointer(pending), as: format.sampleFormat, into: payload)
+        sequenceNumber &+= 1
+        timestamp &+= UInt32(format.packetFrames)
+        packetsSent &+= 1
+        return UnsafeRawBufferPointer(rebasing: datagram[0..<(headerSize + format.payloadBytes)])
+    }
+}

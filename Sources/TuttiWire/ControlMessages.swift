@@ -1,0 +1,174 @@
+import TuttiCore
+
+/// Asks the sender's peer to connect one of its sender ports to a receiver port on another (or the same) peer.
+/// Sent by the CLI (or any application) to the peer that owns `source`.
+public struct ConnectRequest: Hashable, Sendable, Codable {
+    public var source: PortReference
+    public var destination: PortReference
+    /// Where the destination peer's control channel can be reached, in order of preference.
+    public var destinationEndpoints: [ControlEndpoint]
+    public var options: ConnectOptions
+
+    public init(
+        source: PortReference, destination: PortReference, destinationEndpoints: [ControlEndpoint],
+        options: ConnectOptions
+    ) {
+        self.source = source
+        self.destination = destination
+        self.destinationEndpoints = destinationEndpoints
+        self.options = options
+    }
+}
+
+/// The sender's peer proposes a stream to the receiver's peer: what the source can produce and what the
+/// user asked for. The receiver chooses the format (or refuses) and answers with `StreamAnswer`.
+public struct StreamOffer: Hashable, Sendable, Codable {
+    public var connectionID: ConnectionID
+    public var senderPeerID: PeerID
+    public var source: PortReference
+    public var destination: PortReference
+    /// Channels the source produces.
+    public var channels: Int
+    /// Rates the source can run at now (only its current rate while it already streams).
+    public var sampleRates: [Int]
+    public var sampleFormats: [SampleFormat]
+    public var options: ConnectOptions
+    public var captureClock: CaptureClock
+
+    public init(
+        connectionID: ConnectionID, senderPeerID: PeerID, source: PortReference, destination: PortReference,
+        channels: Int, sampleRates: [Int], sampleFormats: [SampleFormat], options: ConnectOptions,
+        captureClock: CaptureClock
+    ) {
+        self.connectionID = connectionID
+        self.senderPeerID = senderPeerID
+        self.source = source
+        self.destination = destination
+        self.channels = channels
+        self.sampleRates = sampleRates
+        self.sampleFormats = sampleFormats
+        self.options = options
+        self.captureClock = captureClock
+    }
+}
+
+/// The receiver's choice: the stream format and the UDP port it listens on for this connection.
+public struct StreamAnswer: Hashable, Sendable, Codable {
+    public var connectionID: ConnectionID
+    public var format: StreamFormat
+    /// UDP port on the receiver's host (the host the sender reached the control channel on).
+    public var mediaPort: UInt16
+    /// The SSRC the receiver expects; packets with another SSRC are rejected.
+    public var ssrc: UInt32
+    public var payloadType: UInt8
+
+    public init(connectionID: ConnectionID, format: StreamFormat, mediaPort: UInt16, ssrc: UInt32, payloadType: UInt8) {
+        self.connectionID = connectionID
+        self.format = format
+        self.mediaPort = mediaPort
+        self.ssrc = ssrc
+        self.payloadType = payloadType
+    }
+}
+
+/// Undo connections matching every given field (at least one must be given).
+public struct DisconnectRequest: Hashable, Sendable, Codable {
+    public var source: PortReference?
+    public var destination: PortReference?
+    public var connectionID: ConnectionID?
+
+    public init(source: PortReference? = nil, destination: PortReference? = nil, connectionID: ConnectionID? = nil) {
+        self.source = source
+        self.destination = destination
+        self.connectionID = connectionID
+    }
+}
+
+/// One end tells the other that a connection is gone (its peer stops, or a disconnect, or a failed setup).
+public struct TeardownNotice: Hashable, Sendable, Codable {
+    public var connectionID: ConnectionID
+    public var reason: String
+
+    public init(connectionID: ConnectionID, reason: String) {
+        self.connectionID = connectionID
+        self.reason = reason
+    }
+}
+
+/// Why a request failed; `message` is one line meant for the user.
+public struct ControlFailure: Error, Hashable, Sendable, Codable, CustomStringConvertible {
+    public enum Code: String, Hashable, Sendable, Codable {
+        case malformed
+        case unsupportedVersion = "unsupported-version"
+        case unknownPeer = "unknown-peer"
+        case unknownPort = "unknown-port"
+        case wrongDirection = "wrong-direction"
+        case noCommonFormat = "no-common-format"
+        case invalidOption = "invalid-option"
+        case busy
+        case unreachable
+        case notFound = "not-found"
+        case internalError = "internal"
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// Everything a client may ask of a peer.
+public enum ControlRequest: Hashable, Sendable {
+    /// → `.description`
+    case describe
+    /// → `.connected` or `.failure`
+    case connect(ConnectRequest)
+    /// peer → peer: → `.answer` or `.failure`
+    case offer(StreamOffer)
+    /// → `.disconnected(count)`
+    case disconnect(DisconnectRequest)
+    /// peer → peer: → `.done`
+    case teardown(TeardownNotice)
+    /// → `.statistics`
+    case statistics
+
+    /// The wire name in the envelope's `type` field.
+    public var typeName: String {
+        switch self {
+        case .describe: "describe"
+        case .connect: "connect"
+        case .offer: "offer"
+        case .disconnect: "disconnect"
+        case .teardown: "teardown"
+        case .statistics: "statistics"
+        }
+    }
+}
+
+/// Everything a peer may answer.
+public enum ControlResponse: Hashable, Sendable {
+    case description(PeerDescription)
+    case connected(ConnectionSummary)
+    case answer(StreamAnswer)
+    case disconnected(count: Int)
+    case done
+    case statistics([ConnectionStatistics])
+    case failure(ControlFailure)
+
+    public var typeName: String {
+        switch self {
+        case .description: "description"
+        case .connected: "connected"
+        case .answer: "answer"
+        case .disconnected: "disconnected"
+        case .done: "done"
+        case .statistics: "statistics"
+        case .failure: "error"
+        }
+    }
+}

@@ -1,0 +1,263 @@
+import TuttiCore
+
+/// Version of the control protocol. A peer refuses messages of another major version with a clear error.
+public enum ControlProtocol {
+    public static let version = 1
+    /// Largest control frame accepted, in bytes. Larger length prefixes close the connection.
+    public static let maxFrameBytes = 256 * 1024
+    /// Longest free-text field (names, titles, messages) accepted from the network.
+    public static let maxTextBytes = 256
+    /// Most list entries (ports, connections, addresses) accepted in one message.
+    public static let maxListCount = 256
+}
+
+/// A port on a named peer, as written on the command line: `PEER:PORT`.
+public struct PortReference: Hashable, Sendable, Codable, CustomStringConvertible {
+    public var peer: String
+    public var port: String
+
+    public init(peer: String, port: String) {
+        self.peer = peer
+        self.port = port
+    }
+
+    /// Parses `PEER:PORT` (the last colon splits, so peer names may not contain one).
+    public init?(parsing text: String) {
+        guard let colon = text.lastIndex(of: ":") else { return nil }
+        let peer = String(text[..<colon])
+        let port = String(text[text.index(after: colon)...])
+        guard !peer.isEmpty, PortDescriptor.isValidName(port) else { return nil }
+        self.init(peer: peer, port: port)
+    }
+
+    public var description: String { "\(peer):\(port)" }
+}
+
+/// Where a peer's control channel listens.
+public struct ControlEndpoint: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// An IPv4 or IPv6 address literal, or a host name.
+    public var host: String
+    public var port: UInt16
+
+    public init(host: String, port: UInt16) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Parses `HOST:PORT` or `[V6]:PORT`.
+    public init?(parsing text: String) {
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            let host = String(text[text.index(after: text.startIndex)..<close])
+            let rest = text[text.index(after: close)...]
+            guard rest.hasPrefix(":"), let port = UInt16(rest.dropFirst()), !host.isEmpty else { return nil }
+            self.init(host: host, port: port)
+            return
+        }
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else { return nil }
+        let host = String(text[..<colon])
+        guard !host.isEmpty, !host.contains(":") else { return nil }
+        self.init(host: host, port: port)
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+/// What the user may ask of a connection; anything left `nil` is chosen by negotiation.
+public struct ConnectOptions: Hashable, Sendable, Codable {
+    public var sampleRate: Int?
+    public var channels: Int?
+    public var sampleFormat: SampleFormat?
+    public var packetFrames: Int?
+    /// Target playout latency in milliseconds.
+    public var latencyMilliseconds: Double?
+
+    public init(
+        sampleRate: Int? = nil, channels: Int? = nil, sampleFormat: SampleFormat? = nil, packetFrames: Int? = nil,
+        latencyMilliseconds: Double? = nil
+    ) {
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.sampleFormat = sampleFormat
+        self.packetFrames = packetFrames
+        self.latencyMilliseconds = latencyMilliseconds
+    }
+}
+
+/// The clock that capture timestamps are counted on. Receivers relate it to their own clock.
+public enum CaptureClock: String, Hashable, Sendable, Codable {
+    /// `CLOCK_REALTIME` nanoseconds: shared across hosts to the accuracy of their time synchronisation
+    /// (exact between lab hosts on one machine).
+    case realtime
+    /// Session ("ghost") time of the shared Link-compatible beat clock (a later issue).
+    case linkGhost = "link-ghost"
+}
+
+/// A connection's identity: 16 lowercase hex digits chosen by the sender's peer.
+public struct ConnectionID: Hashable, Sendable, Codable, CustomStringConvertible {
+    public let rawValue: String
+
+    public init?(_ rawValue: String) {
+        guard rawValue.utf8.count == 16,
+            rawValue.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) })
+        else { return nil }
+        self.rawValue = rawValue
+    }
+
+    public static func random<G: RandomNumberGenerator>(using generator: inout G) -> ConnectionID {
+        let value = generator.next()
+        let hex = String(value, radix: 16)
+        return ConnectionID(String(repeating: "0", count: 16 - hex.count) + hex)!
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let id = ConnectionID(text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "bad connection id"))
+        }
+        self = id
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    public var description: String { rawValue }
+}
+
+/// Which end of a connection a peer is.
+public enum ConnectionRole: String, Hashable, Sendable, Codable {
+    case sending
+    case receiving
+}
+
+/// The state of a connection as its peer sees it.
+public enum ConnectionState: String, Hashable, Sendable, Codable {
+    /// Receiver: waiting for the first packets to fill the buffer to the target latency.
+    case buffering
+    /// Media flowing.
+    case playing
+    /// Receiver: no packet for over a second; playing silence, waiting for the stream to come back.
+    case lost
+}
+
+/// One live connection, as listed by `tutti ls`.
+public struct ConnectionSummary: Hashable, Sendable, Codable {
+    public var id: ConnectionID
+    public var role: ConnectionRole
+    public var source: PortReference
+    public var destination: PortReference
+    public var format: StreamFormat
+    public var state: ConnectionState
+
+    public init(
+        id: ConnectionID, role: ConnectionRole, source: PortReference, destination: PortReference,
+        format: StreamFormat, state: ConnectionState
+    ) {
+        self.id = id
+        self.role = role
+        self.source = source
+        self.destination = destination
+        self.format = format
+        self.state = state
+    }
+}
+
+/// Another peer this peer has found (through DNS-SD or `--peer`).
+public struct KnownPeer: Hashable, Sendable, Codable {
+    public var name: String
+    public var id: PeerID?
+    public var endpoints: [ControlEndpoint]
+
+    public init(name: String, id: PeerID?, endpoints: [ControlEndpoint]) {
+        self.name = name
+        self.id = id
+        self.endpoints = endpoints
+    }
+}
+
+/// A peer's answer to `describe`.
+public struct PeerDescription: Hashable, Sendable, Codable {
+    public var id: PeerID
+    public var name: String
+    public var host: String
+    public var protocolVersion: Int
+    public var ports: [PortDescriptor]
+    public var connections: [ConnectionSummary]
+    public var knownPeers: [KnownPeer]
+
+    public init(
+        id: PeerID, name: String, host: String, protocolVersion: Int, ports: [PortDescriptor],
+        connections: [ConnectionSummary], knownPeers: [KnownPeer]
+    ) {
+        self.id = id
+        self.name = name
+        self.host = host
+        self.protocolVersion = protocolVersion
+        self.ports = ports
+        self.connections = connections
+        self.knownPeers = knownPeers
+    }
+}
+
+/// Live figures of one connection, as seen by one of its ends (`tutti stats`).
+public struct ConnectionStatistics: Hashable, Sendable, Codable {
+    public var id: ConnectionID
+    public var role: ConnectionRole
+    public var source: PortReference
+    public var destination: PortReference
+    public var state: ConnectionState
+    public var format: StreamFormat
+    /// Sender: packets sent. Receiver: 0.
+    public var packetsSent: UInt64
+    public var packetsReceived: UInt64
+    /// Packets that never arrived in time for playout (each concealed).
+    public var packetsLost: UInt64
+    /// Packets that arrived after their playout time (dropped).
+    public var packetsLate: UInt64
+    public var packetsDuplicated: UInt64
+    public var packetsReordered: UInt64
+    /// Datagrams rejected as malformed or not belonging to the stream.
+    public var packetsInvalid: UInt64
+    /// RFC 3550 interarrival jitter, in milliseconds.
+    public var jitterMilliseconds: Double
+    /// Audio buffered ahead of the play head, in milliseconds.
+    public var bufferMilliseconds: Double
+    /// Target buffer latency, in milliseconds.
+    public var targetMilliseconds: Double
+    /// Times the buffer ran empty while playing.
+    public var underruns: UInt64
+    /// Frames filled by concealment (silence with fades).
+    public var concealedFrames: UInt64
+    /// Capture-to-playout latency of the most recent period, in milliseconds (nil before playout starts).
+    public var latencyMilliseconds: Double?
+
+    public init(
+        id: ConnectionID, role: ConnectionRole, source: PortReference, destination: PortReference,
+        state: ConnectionState, format: StreamFormat, packetsSent: UInt64 = 0, packetsReceived: UInt64 = 0,
+        packetsLost: UInt64 = 0, packetsLate: UInt64 = 0, packetsDuplicated: UInt64 = 0,
+        packetsReordered: UInt64 = 0, packetsInvalid: UInt64 = 0, jitterMilliseconds: Double = 0,
+        bufferMilliseconds: Double = 0, targetMilliseconds: Double = 0, underruns: UInt64 = 0,
+        concealedFrames: UInt64 = 0, latencyMilliseconds: Double? = nil
+    ) {
+        self.id = id
+        self.role = role
+        self.source = source
+        self.destination = destination
+        self.state = state
+        self.format = format
+        self.packetsSent = packetsSent
+        self.packetsReceived = packetsReceived
+        self.packetsLost = packetsLost
+        self.packetsLate = packetsLate
+        self.packetsDuplicated = packetsDuplicated
+        self.packetsReordered = packetsReordered
+        self.packetsInvalid = packetsInvalid
+        self.jitterMilliseconds = jitterMilliseconds
+        self.bufferMilliseconds = bufferMilliseconds
+        self.targetMilliseconds = targetMilliseconds
+        self.underruns = underruns
+        self.concealedFrames = concealedFrames
+        self.latencyMilliseconds = latencyMilliseconds
+    }
+}

@@ -1,0 +1,122 @@
+import TuttiCore
+
+/// Field-by-field validation of decoded control messages: every text is bounded and free of control
+/// characters, every number within `StreamLimits`, every list bounded. Control plane only.
+public enum ControlValidation {
+    public static func validate(_ request: ControlRequest) throws(ControlDecodingError) {
+        switch request {
+        case .describe, .statistics: return
+        case .connect(let body):
+            try check(body.source, "source")
+            try check(body.destination, "destination")
+            try checkList(body.destinationEndpoints, "destinationEndpoints", allowEmpty: false)
+            for endpoint in body.destinationEndpoints { try check(endpoint) }
+            try check(body.options)
+        case .offer(let body):
+            try check(body.source, "source")
+            try check(body.destination, "destination")
+            try require(StreamLimits.channels.contains(body.channels), "channels \(body.channels) out of range")
+            try require(!body.sampleRates.isEmpty && body.sampleRates.count <= 32, "sampleRates must list 1 to 32 rates")
+            for rate in body.sampleRates {
+                try require(StreamLimits.sampleRates.contains(rate), "sample rate \(rate) out of range")
+            }
+            try require(!body.sampleFormats.isEmpty && body.sampleFormats.count <= 8, "sampleFormats must list 1 to 8 formats")
+            try check(body.options)
+        case .disconnect(let body):
+            try require(
+                body.source != nil || body.destination != nil || body.connectionID != nil,
+                "disconnect needs a source, a destination or a connection id")
+            if let source = body.source { try check(source, "source") }
+            if let destination = body.destination { try check(destination, "destination") }
+        case .teardown(let body):
+            try checkText(body.reason, "reason", allowEmpty: true)
+        }
+    }
+
+    public static func validate(_ response: ControlResponse) throws(ControlDecodingError) {
+        switch response {
+        case .done: return
+        case .description(let body):
+            try checkText(body.name, "name")
+            try checkText(body.host, "host")
+            try checkList(body.ports, "ports")
+            for port in body.ports { try check(port) }
+            try checkList(body.connections, "connections")
+            for connection in body.connections { try check(connection.format) }
+            try checkList(body.knownPeers, "knownPeers")
+        case .connected(let body): try check(body.format)
+        case .answer(let body):
+            try check(body.format)
+            try require(body.mediaPort != 0, "mediaPort must not be 0")
+            try require((96...127).contains(body.payloadType), "payloadType must be dynamic (96–127)")
+        case .disconnected(let count): try require(count >= 0, "negative count")
+        case .statistics(let list):
+            try checkList(list, "statistics")
+            for entry in list { try check(entry.format) }
+        case .failure(let failure):
+            try require(failure.message.utf8.count <= 1024, "error message too long")
+        }
+    }
+
+    /// Checks a negotiated stream format against `StreamLimits`.
+    public static func check(_ format: StreamFormat) throws(ControlDecodingError) {
+        try require(StreamLimits.sampleRates.contains(format.sampleRate), "sample rate \(format.sampleRate) out of range")
+        try require(StreamLimits.channels.contains(format.channels), "channels \(format.channels) out of range")
+        try require(StreamLimits.packetFrames.contains(format.packetFrames), "packet of \(format.packetFrames) frames out of range")
+        try require(format.payloadBytes <= StreamLimits.maxPayloadBytes, "payload of \(format.payloadBytes) bytes exceeds the MTU budget")
+        let maxLatencyFrames = StreamLimits.maxTargetLatencyMilliseconds * format.sampleRate / 1000
+        try require(
+            format.targetLatencyFrames > 0 && format.targetLatencyFrames <= maxLatencyFrames,
+            "target latency of \(format.targetLatencyFrames) frames out of range")
+    }
+
+    static func check(_ port: PortDescriptor) throws(ControlDecodingError) {
+        try require(PortDescriptor.isValidName(port.name), "invalid port name")
+        try checkText(port.title, "title", allowEmpty: true)
+        try require(StreamLimits.channels.contains(port.channels), "channels out of range")
+        try require(port.sampleRates.count <= 32, "too many sample rates")
+    }
+
+    static func check(_ reference: PortReference, _ field: String) throws(ControlDecodingError) {
+        try checkText(reference.peer, "\(field).peer")
+        try require(reference.peer.utf8.count <= 63, "\(field).peer is longer than 63 bytes")
+        try require(PortDescriptor.isValidName(reference.port), "\(field).port '\(reference.port.prefix(40))' is not a valid port name")
+    }
+
+    static func check(_ endpoint: ControlEndpoint) throws(ControlDecodingError) {
+        try checkText(endpoint.host, "endpoint host")
+        try require(endpoint.port != 0, "endpoint port must not be 0")
+    }
+
+    static func check(_ options: ConnectOptions) throws(ControlDecodingError) {
+        if let rate = options.sampleRate {
+            try require(StreamLimits.sampleRates.contains(rate), "sample rate \(rate) out of range \(StreamLimits.sampleRates)")
+        }
+        if let channels = options.channels {
+            try require(StreamLimits.channels.contains(channels), "channels \(channels) out of range \(StreamLimits.channels)")
+        }
+        if let frames = options.packetFrames {
+            try require(StreamLimits.packetFrames.contains(frames), "packet of \(frames) frames out of range \(StreamLimits.packetFrames)")
+        }
+        if let latency = options.latencyMilliseconds {
+            try require(
+                latency.isFinite && latency > 0 && latency <= Double(StreamLimits.maxTargetLatencyMilliseconds),
+                "latency \(latency) ms out of range (0, \(StreamLimits.maxTargetLatencyMilliseconds)]")
+        }
+    }
+
+    static func checkText(_ text: String, _ field: String, allowEmpty: Bool = false) throws(ControlDecodingError) {
+        try require(allowEmpty || !text.isEmpty, "\(field) is empty")
+        try require(text.utf8.count <= ControlProtocol.maxTextBytes, "\(field) is longer than \(ControlProtocol.maxTextBytes) bytes")
+        try require(!text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "\(field) contains control characters")
+    }
+
+    static func checkList<T>(_ list: [T], _ field: String, allowEmpty: Bool = true) throws(ControlDecodingError) {
+        try require(allowEmpty || !list.isEmpty, "\(field) is empty")
+        try require(list.count <= ControlProtocol.maxListCount, "\(field) has more than \(ControlProtocol.maxListCount) entries")
+    }
+
+    static func require(_ condition: Bool, _ detail: @autoclosure () -> String) throws(ControlDecodingError) {
+        if !condition { throw .invalidField(detail()) }
+    }
+}

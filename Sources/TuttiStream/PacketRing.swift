@@ -16,6 +16,14 @@ public final class PacketRing: @unchecked Sendable {
         public var captureTime: Int64?
         public var arrival: HostTime
         public var payloadCount: Int
+
+        public init(sequenceNumber: UInt16, timestamp: UInt32, captureTime: Int64?, arrival: HostTime, payloadCount: Int) {
+            self.sequenceNumber = sequenceNumber
+            self.timestamp = timestamp
+            self.captureTime = captureTime
+            self.arrival = arrival
+            self.payloadCount = payloadCount
+        }
     }
 
     public let capacity: Int

@@ -34,12 +34,15 @@ public struct StreamOffer: Hashable, Sendable, Codable {
     public var sampleFormats: [SampleFormat]
     public var options: ConnectOptions
     public var captureClock: CaptureClock
+    /// The sender peer's control port; with the address the offer came from, where to send a teardown.
+    public var senderControlPort: UInt16
 
     public init(
         connectionID: ConnectionID, senderPeerID: PeerID, source: PortReference, destination: PortReference,
         channels: Int, sampleRates: [Int], sampleFormats: [SampleFormat], options: ConnectOptions,
-        captureClock: CaptureClock
+        captureClock: CaptureClock, senderControlPort: UInt16
     ) {
+        self.senderControlPort = senderControlPort
         self.connectionID = connectionID
         self.senderPeerID = senderPeerID
         self.source = source

@@ -1,0 +1,91 @@
+import Synchronization
+
+/// A fixed set of connection slots shared by the control plane (which adds and removes connections) and
+/// a port's device thread (which processes them every period), without locks.
+///
+/// Each slot has an atomic state: empty → active (control plane publishes a connection with release
+/// ordering) → retiring (control plane asks) → retired (device thread acknowledges, and never touches the
+/// connection again) → empty (control plane releases it). So a connection is never freed under the device
+/// thread, and the device thread never waits.
+///
+/// Thread rules: `insert`/`remove` on the control plane only (one caller at a time: the peer actor);
+/// `forEachActive` on the device thread only. Realtime-safe: `forEachActive`.
+final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable {
+    private enum SlotState: Int {
+        case empty = 0
+        case active = 1
+        case retiring = 2
+        case retired = 3
+    }
+
+    let capacity: Int
+    private let states: UnsafeMutablePointer<Atomic<Int>>
+    /// Written by the control plane while a slot is empty; read by the device thread while it is active.
+    private let objects: UnsafeMutablePointer<Unmanaged<Connection>?>
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        states = .allocate(capacity: capacity)
+        for index in 0..<capacity { (states + index).initialize(to: Atomic(SlotState.empty.rawValue)) }
+        objects = .allocate(capacity: capacity)
+        objects.initialize(repeating: nil, count: capacity)
+    }
+
+    deinit {
+        for index in 0..<capacity { objects[index]?.release() }
+        states.deinitialize(count: capacity)
+        states.deallocate()
+        objects.deallocate()
+    }
+
+    /// Publishes `connection`. Returns `false` when every slot is taken.
+    func insert(_ connection: Connection) -> Bool {
+        for index in 0..<capacity where states[index].load(ordering: .acquiring) == SlotState.empty.rawValue {
+            objects[index] = Unmanaged.passRetained(connection)
+            states[index].store(SlotState.active.rawValue, ordering: .releasing)
+            return true
+        }
+        return false
+    }
+
+    /// Withdraws `connection`; when `deviceRunning`, waits (sleeping, up to `timeout`) for the device thread to
+    /// let go of it. Returns `false` if it was not in the table.
+    func remove(_ connection: Connection, deviceRunning: Bool, timeout: Duration = .seconds(2)) async -> Bool {
+        for index in 0..<capacity where states[index].load(ordering: .acquiring) == SlotState.active.rawValue {
+            guard let object = objects[index], object.takeUnretainedValue() === connection else { continue }
+            if deviceRunning {
+                states[index].store(SlotState.retiring.rawValue, ordering: .releasing)
+                let clock = ContinuousClock()
+                let deadline = clock.now + timeout
+                while states[index].load(ordering: .acquiring) != SlotState.retired.rawValue, clock.now < deadline {
+                    try? await Task.sleep(for: .milliseconds(1))
+                }
+            }
+            objects[index] = nil
+            object.release()
+            states[index].store(SlotState.empty.rawValue, ordering: .releasing)
+            return true
+        }
+        return false
+    }
+
+    /// Calls `body` with every active connection; acknowledges retiring ones. Device thread only.
+    @inline(__always)
+    func forEachActive(_ body: (Connection) -> Void) {
+        for index in 0..<capacity {
+            let state = states[index].load(ordering: .acquiring)
+            if state == SlotState.active.rawValue {
+                objects[index]!._withUnsafeGuaranteedRef { body($0) }
+            } else if state == SlotState.retiring.rawValue {
+                states[index].store(SlotState.retired.rawValue, ordering: .releasing)
+            }
+        }
+    }
+
+    /// Every published connection. Control plane only.
+    var all: [Connection] {
+        (0..<capacity).compactMap { index in
+            states[index].load(ordering: .acquiring) == SlotState.active.rawValue ? objects[index]?.takeUnretainedValue() : nil
+        }
+    }
+}

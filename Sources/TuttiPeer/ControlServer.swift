@@ -1,0 +1,104 @@
+import Logging
+import NIOCore
+import NIOPosix
+import TuttiWire
+
+/// The peer's control channel: a TCP listener (dual-stack where the host has IPv6) that reads framed
+/// requests, hands each to `handler` and writes its response. A malformed frame gets an error response
+/// and the connection is closed; nothing a client sends can crash the peer.
+///
+/// Control plane: `start`, `close` from any task; `handler` runs on the server's tasks.
+final class ControlServer: Sendable {
+    typealias Handler = @Sendable (_ request: ControlRequest, _ remoteHost: String?) async -> ControlResponse
+
+    private let channel: NIOAsyncChannel<NIOAsyncChannel<ControlFrame, ByteBuffer>, Never>
+    let port: UInt16
+    private let malformedCount = ManagedCounter()
+
+    /// Binds the listener. Throws a one-line `PeerError` when the port is taken.
+    init(port: UInt16) async throws(PeerError) {
+        func bind(_ host: String) async throws -> NIOAsyncChannel<NIOAsyncChannel<ControlFrame, ByteBuffer>, Never> {
+            try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .bind(host: host, port: Int(port)) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(ControlFrameDecoder()))
+                        return try NIOAsyncChannel<ControlFrame, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    }
+                }
+        }
+        do {
+            channel = try await bind("::")
+        } catch {
+            do {
+                channel = try await bind("0.0.0.0")
+            } catch {
+                throw PeerError("cannot listen on control port \(port): \(ControlClient.describe(error))")
+            }
+        }
+        self.port = UInt16(channel.channel.localAddress?.port ?? Int(port))
+    }
+
+    /// Requests rejected as malformed since start.
+    var malformedRequests: Int { malformedCount.value }
+
+    /// Serves until `close()`; returns when the listener is closed.
+    func run(logger: Logger, handler: @escaping Handler) async {
+        do {
+            try await withThrowingDiscardingTaskGroup { group in
+                try await channel.executeThenClose { inbound in
+                    for try await connection in inbound {
+                        group.addTask { await self.serve(connection, logger: logger, handler: handler) }
+                    }
+                }
+            }
+        } catch {
+            logger.debug("control server stopped: \(error)")
+        }
+    }
+
+    private func serve(
+        _ connection: NIOAsyncChannel<ControlFrame, ByteBuffer>, logger: Logger, handler: @escaping Handler
+    ) async {
+        let remote = connection.channel.remoteAddress?.ipAddress
+        do {
+            try await connection.executeThenClose { inbound, outbound in
+                for try await frame in inbound {
+                    let request: ControlEnvelope<ControlRequest>
+                    do throws(ControlDecodingError) {
+                        switch frame {
+                        case .message(let bytes): request = try ControlCodec.decodeRequest(bytes)
+                        case .oversize(let size): throw .frameTooLarge(size)
+                        }
+                    } catch {
+                        malformedCount.increment()
+                        logger.warning("rejected control message from \(remote ?? "?"): \(error)")
+                        let reply = ControlEnvelope<ControlResponse>(id: 0, message: .failure(error.failure))
+                        try await outbound.write(ByteBuffer(bytes: ControlCodec.encodeResponse(reply)))
+                        return  // close: the stream cannot be trusted after a bad frame
+                    }
+                    let response = await handler(request.message, remote)
+                    let reply = ControlEnvelope(id: request.id, message: response)
+                    try await outbound.write(ByteBuffer(bytes: ControlCodec.encodeResponse(reply)))
+                }
+            }
+        } catch {
+            logger.debug("control connection from \(remote ?? "?") ended: \(error)")
+        }
+    }
+
+    /// Stops listening. Open connections finish their current request.
+    func close() async {
+        try? await channel.channel.close()
+    }
+}
+
+/// A counter shared between the server's tasks (control plane, not the audio path).
+final class ManagedCounter: Sendable {
+    private let storage = Synchronization.Atomic<Int>(0)
+    func increment() { storage.add(1, ordering: .relaxed) }
+    var value: Int { storage.load(ordering: .relaxed) }
+}
+
+import Synchronization

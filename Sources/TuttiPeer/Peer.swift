@@ -1,0 +1,385 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import TuttiCore
+import TuttiDiscovery
+import TuttiIO
+import TuttiSession
+import TuttiWire
+
+/// A running Tutti peer: its ports, its control channel, its DNS-SD presence, and its live connections.
+///
+/// Everything here is control plane: the actor serialises requests (connect, offer, disconnect, teardown,
+/// describe, statistics) and discovery events; audio runs on the ports' device threads and the connections'
+/// network threads, which the actor only starts, stops and reads counters from.
+///
+/// Usage: `let peer = try await Peer.start(configuration, logger:)`, then `await peer.run()` until
+/// `await peer.stop()`.
+public actor Peer {
+    public let configuration: PeerConfiguration
+    public let id: PeerID
+    /// The TCP port the control channel listens on.
+    public nonisolated let controlPort: UInt16
+    private let logger: Logger
+    private let server: ControlServer
+    private var discovery: ServiceDiscovery?
+    private var publishedName: String
+    private var senderPorts: [String: SenderPort] = [:]
+    private var receiverPorts: [String: ReceiverPort] = [:]
+    private var sending: [ConnectionID: (connection: SendConnection, port: SenderPort)] = [:]
+    private var receiving: [ConnectionID: (connection: ReceiveConnection, port: ReceiverPort)] = [:]
+    private var knownPeers: [String: KnownPeer] = [:]
+    private var lastStates: [ConnectionID: ConnectionState] = [:]
+    private var stopped = false
+
+    /// Starts a peer: loads its identity, binds the control channel, publishes and browses through Avahi.
+    ///
+    /// - Throws: a one-line `PeerError` (bad port names, port taken, state file not writable).
+    public static func start(_ configuration: PeerConfiguration, logger: Logger) async throws(PeerError) -> Peer {
+        var seen = Set<String>()
+        for port in configuration.ports {
+            guard PortDescriptor.isValidName(port.descriptor.name) else {
+                throw PeerError("invalid port name '\(port.descriptor.name)': use 1–32 of A–Z a–z 0–9 _ . -")
+            }
+            guard seen.insert(port.descriptor.name).inserted else {
+                throw PeerError("two ports are named '\(port.descriptor.name)'")
+            }
+        }
+        let id = try PeerIdentity.load(name: configuration.name, directory: configuration.stateDirectory)
+        let server = try await ControlServer(port: configuration.controlPort)
+        let peer = Peer(configuration: configuration, id: id, server: server, logger: logger)
+        await peer.startDiscovery()
+        return peer
+    }
+
+    private init(configuration: PeerConfiguration, id: PeerID, server: ControlServer, logger: Logger) {
+        self.configuration = configuration
+        self.id = id
+        self.server = server
+        self.controlPort = server.port
+        self.logger = logger
+        self.publishedName = configuration.name
+        for port in configuration.ports {
+            switch port.role {
+            case .sender(let source):
+                senderPorts[port.descriptor.name] = SenderPort(configuration: port, source: source, periodFrames: configuration.periodFrames)
+            case .receiver(let sink):
+                receiverPorts[port.descriptor.name] = ReceiverPort(configuration: port, sink: sink, periodFrames: configuration.periodFrames)
+            }
+        }
+        for endpoint in configuration.explicitPeers {
+            knownPeers[endpoint.description] = KnownPeer(name: endpoint.description, id: nil, endpoints: [endpoint])
+        }
+    }
+
+    /// The name the peer is published under (differs from the configured one after a collision).
+    public var name: String { publishedName }
+
+    /// Serves control requests and watches connections until `stop()`.
+    public func run() async {
+        logger.info(
+            "peer \(publishedName) (id \(id.short)) listening for control on port \(controlPort); ports: \(configuration.ports.map { "\($0.descriptor.name) (\($0.descriptor.kind))" }.joined(separator: ", "))")
+        await withDiscardingTaskGroup { group in
+            group.addTask { [server, logger] in
+                await server.run(logger: logger) { request, remote in await self.handle(request, remoteHost: remote) }
+            }
+            group.addTask { await self.watchConnections() }
+        }
+    }
+
+    /// Tears every connection down (telling the other ends), withdraws the DNS-SD service, flushes sinks and
+    /// stops the control channel. Idempotent.
+    public func stop() async {
+        guard !stopped else { return }
+        stopped = true
+        discovery?.stop()
+        await withDiscardingTaskGroup { group in
+            for (id, entry) in sending {
+                let endpoint = entry.connection.peerEndpoint
+                group.addTask { await Self.notify(endpoint, of: id, reason: "peer stopping") }
+            }
+            for (id, entry) in receiving {
+                if let endpoint = entry.connection.peerEndpoint {
+                    group.addTask { await Self.notify(endpoint, of: id, reason: "peer stopping") }
+                }
+            }
+        }
+        for (_, entry) in sending { await entry.port.remove(entry.connection) }
+        sending.removeAll()
+        for port in senderPorts.values { port.shutdown() }
+        for (_, entry) in receiving { await entry.port.remove(entry.connection) }
+        receiving.removeAll()
+        for port in receiverPorts.values { port.shutdown() }
+        await server.close()
+        logger.info("peer \(publishedName) stopped")
+    }
+
+    // MARK: - Requests
+
+    /// Answers one control request. Control plane.
+    public func handle(_ request: ControlRequest, remoteHost: String?) async -> ControlResponse {
+        guard !stopped else { return .failure(ControlFailure(.busy, "peer \(publishedName) is stopping")) }
+        switch request {
+        case .describe: return .description(describe())
+        case .statistics: return .statistics(statistics())
+        case .connect(let body): return await connect(body)
+        case .offer(let body): return await accept(body, remoteHost: remoteHost)
+        case .disconnect(let body): return await disconnect(body)
+        case .teardown(let body):
+            await remove(body.connectionID, reason: "closed by the other end (\(body.reason))", notify: false)
+            return .done
+        }
+    }
+
+    private func describe() -> PeerDescription {
+        let connections = sending.values.map { $0.connection.summary } + receiving.values.map { entry in
+            var summary = entry.connection.summary
+            summary.state = entry.connection.state
+            return summary
+        }
+        return PeerDescription(
+            id: id, name: publishedName, host: Self.hostName, protocolVersion: ControlProtocol.version,
+            ports: configuration.ports.map(\.descriptor), connections: connections.sorted { $0.id.rawValue < $1.id.rawValue },
+            knownPeers: knownPeers.values.sorted { $0.name < $1.name })
+    }
+
+    private func statistics() -> [ConnectionStatistics] {
+        (sending.values.map { $0.connection.statistics() } + receiving.values.map { $0.connection.statistics() })
+            .sorted { $0.id.rawValue < $1.id.rawValue }
+    }
+
+    /// Sender side: offer a stream to the receiver's peer, then start sending to the port it answers with.
+    private func connect(_ request: ConnectRequest) async -> ControlResponse {
+        let port: PortDescriptor
+        switch PortSelection.source(PortReference(peer: publishedName, port: request.source.port), in: configuration.ports.map(\.descriptor)) {
+        case .success(let found): port = found
+        case .failure(let refusal): return .failure(refusal.failure)
+        }
+        guard let senderPort = senderPorts[port.name] else {
+            return .failure(ControlFailure(.wrongDirection, "\(request.source) cannot be a source"))
+        }
+        var generator = SystemRandomNumberGenerator()
+        let connectionID = ConnectionID.random(using: &generator)
+        let source = PortReference(peer: publishedName, port: port.name)
+        let offer = StreamOffer(
+            connectionID: connectionID, senderPeerID: id, source: source, destination: request.destination,
+            channels: port.channels, sampleRates: senderPort.currentRates, sampleFormats: port.sampleFormats,
+            options: request.options, captureClock: .realtime, senderControlPort: controlPort)
+
+        let answer: StreamAnswer
+        let endpoint: ControlEndpoint
+        do {
+            let (response, reached) = try await ControlClient.send(.offer(offer), toAnyOf: request.destinationEndpoints)
+            switch response {
+            case .answer(let body) where body.connectionID == connectionID: answer = body
+            case .failure(let failure): return .failure(failure)
+            default: return .failure(ControlFailure(.malformed, "\(request.destination.peer) answered the offer with \(response.typeName)"))
+            }
+            endpoint = reached
+        } catch {
+            return .failure(ControlFailure(error.code, "cannot reach \(request.destination.peer): \(error.message)"))
+        }
+
+        let format = answer.format
+        guard offer.sampleRates.contains(format.sampleRate), format.channels <= port.channels,
+            port.sampleFormats.contains(format.sampleFormat)
+        else {
+            await Self.notify(endpoint, of: connectionID, reason: "answer outside the offer")
+            return .failure(ControlFailure(.noCommonFormat, "\(request.destination.peer) chose a format outside the offer: \(format)"))
+        }
+        let summary = ConnectionSummary(
+            id: connectionID, role: .sending, source: source, destination: request.destination, format: format, state: .playing)
+        do throws(PeerError) {
+            let socket = try senderPort.sendingSocket()
+            let address: UDPAddress
+            do {
+                address = socket.destination(try UDPAddress(host: endpoint.host, port: answer.mediaPort))
+            } catch {
+                throw PeerError("cannot resolve \(endpoint.host): \(error)")
+            }
+            let connection = SendConnection(
+                summary: summary, destination: address, peerEndpoint: endpoint, ssrc: answer.ssrc,
+                payloadType: answer.payloadType, maxPeriodFrames: configuration.periodFrames)
+            try senderPort.add(connection)
+            sending[connectionID] = (connection, senderPort)
+            logger.info("connection \(connectionID): \(source) → \(request.destination) at \(address), \(format)")
+        } catch {
+            await Self.notify(endpoint, of: connectionID, reason: "sender failed to start")
+            return .failure(ControlFailure(.internalError, "\(source) cannot start sending: \(error.message)"))
+        }
+        return .connected(summary)
+    }
+
+    /// Receiver side: negotiate the format, open a socket and start playing.
+    private func accept(_ offer: StreamOffer, remoteHost: String?) async -> ControlResponse {
+        let destination = PortReference(peer: publishedName, port: offer.destination.port)
+        guard receiving[offer.connectionID] == nil else {
+            return .failure(ControlFailure(.busy, "connection \(offer.connectionID) already exists"))
+        }
+        let port: PortDescriptor
+        switch PortSelection.destination(destination, in: configuration.ports.map(\.descriptor)) {
+        case .success(let found): port = found
+        case .failure(let refusal): return .failure(refusal.failure)
+        }
+        guard let receiverPort = receiverPorts[port.name] else {
+            return .failure(ControlFailure(.wrongDirection, "\(destination) cannot receive audio"))
+        }
+        var offer = offer
+        offer.destination = destination
+        let format: StreamFormat
+        switch Negotiation.chooseFormat(offer: offer, receiver: ReceiverCapabilities(port: port, activeSampleRate: receiverPort.activeSampleRate)) {
+        case .success(let chosen): format = chosen
+        case .failure(let refusal):
+            logger.info("refused \(offer.source) → \(destination): \(refusal.message)")
+            return .failure(refusal.failure)
+        }
+        var generator = SystemRandomNumberGenerator()
+        let ssrc = UInt32.random(in: 1 ... .max, using: &generator)
+        let payloadType: UInt8 = 96
+        let summary = ConnectionSummary(
+            id: offer.connectionID, role: .receiving, source: offer.source, destination: destination, format: format,
+            state: .buffering)
+        let senderEndpoint = remoteHost.map { ControlEndpoint(host: $0, port: offer.senderControlPort) }
+        do {
+            let connection = try ReceiveConnection(
+                summary: summary, ssrc: ssrc, payloadType: payloadType, peerEndpoint: senderEndpoint,
+                maxPeriodFrames: configuration.periodFrames, signalLossTimeout: configuration.signalLossTimeout)
+            try receiverPort.add(connection)
+            receiving[offer.connectionID] = (connection, receiverPort)
+            logger.info("connection \(offer.connectionID): receiving \(offer.source) → \(destination) on UDP port \(connection.socket.localPort), \(format)")
+            return .answer(StreamAnswer(
+                connectionID: offer.connectionID, format: format, mediaPort: connection.socket.localPort, ssrc: ssrc,
+                payloadType: payloadType))
+        } catch {
+            return .failure(ControlFailure(.internalError, "\(destination) cannot start receiving: \(error.message)"))
+        }
+    }
+
+    private func disconnect(_ request: DisconnectRequest) async -> ControlResponse {
+        func matches(_ summary: ConnectionSummary) -> Bool {
+            if let id = request.connectionID, id != summary.id { return false }
+            if let source = request.source, source.port != summary.source.port || !Self.samePeer(source.peer, summary.source.peer) {
+                return false
+            }
+            if let destination = request.destination,
+                destination.port != summary.destination.port || !Self.samePeer(destination.peer, summary.destination.peer)
+            {
+                return false
+            }
+            return true
+        }
+        let ids = sending.values.map(\.connection.summary).filter(matches).map(\.id)
+            + receiving.values.map(\.connection.summary).filter(matches).map(\.id)
+        guard !ids.isEmpty else {
+            let what = [request.source.map { "from \($0)" }, request.destination.map { "to \($0)" }, request.connectionID.map { "with id \($0)" }]
+                .compactMap { $0 }.joined(separator: " ")
+            return .failure(ControlFailure(.notFound, "peer \(publishedName) has no connection \(what)"))
+        }
+        for id in ids { await remove(id, reason: "disconnected", notify: true) }
+        return .disconnected(count: ids.count)
+    }
+
+    /// Peer names compare case-insensitively, as DNS-SD names do.
+    private static func samePeer(_ lhs: String, _ rhs: String) -> Bool { lhs.lowercased() == rhs.lowercased() }
+
+    private func remove(_ id: ConnectionID, reason: String, notify: Bool) async {
+        if let entry = sending.removeValue(forKey: id) {
+            await entry.port.remove(entry.connection)
+            logger.info("connection \(id) (\(entry.connection.summary.source) → \(entry.connection.summary.destination)) \(reason)")
+            if notify { await Self.notify(entry.connection.peerEndpoint, of: id, reason: reason) }
+        }
+        if let entry = receiving.removeValue(forKey: id) {
+            await entry.port.remove(entry.connection)
+            lastStates[id] = nil
+            logger.info("connection \(id) (\(entry.connection.summary.source) → \(entry.connection.summary.destination)) \(reason)")
+            if notify, let endpoint = entry.connection.peerEndpoint { await Self.notify(endpoint, of: id, reason: reason) }
+        }
+    }
+
+    private static func notify(_ endpoint: ControlEndpoint, of id: ConnectionID, reason: String) async {
+        _ = try? await ControlClient.send(.teardown(TeardownNotice(connectionID: id, reason: reason)), to: endpoint, timeout: .seconds(1))
+    }
+
+    /// Logs receiving connections that lose or regain their stream (checked four times a second).
+    private func watchConnections() async {
+        while !stopped {
+            try? await Task.sleep(for: .milliseconds(250))
+            for (id, entry) in receiving {
+                let state = entry.connection.state
+                let previous = lastStates[id]
+                guard state != previous else { continue }
+                lastStates[id] = state
+                let summary = entry.connection.summary
+                switch state {
+                case .lost:
+                    logger.warning("connection \(id) from \(summary.source) lost: no packets for \(configuration.signalLossTimeout), playing silence")
+                case .playing where previous == .lost:
+                    logger.info("connection \(id) from \(summary.source) resumed")
+                case .playing:
+                    logger.info("connection \(id) from \(summary.source) playing")
+                default: break
+                }
+            }
+        }
+    }
+
+    // MARK: - Discovery
+
+    private func startDiscovery() {
+        guard configuration.discovery else { return }
+        do {
+            let discovery = try ServiceDiscovery(serviceType: "_tutti._udp") { [weak self] event in
+                guard let self else { return }
+                Task { await self.discoveryEvent(event) }
+            }
+            self.discovery = discovery
+            discovery.publish(name: configuration.name, port: controlPort, txt: txtRecord())
+            discovery.startBrowsing()
+        } catch {
+            logger.warning("DNS-SD is unavailable (\(error)); find peers with --peer HOST:PORT")
+        }
+    }
+
+    private func txtRecord() -> [String: String] {
+        var summary = ""
+        for port in configuration.ports {
+            let entry = port.descriptor.summary
+            if summary.utf8.count + entry.utf8.count + 7 > 250 { break }  // a TXT string holds 255 bytes
+            summary += summary.isEmpty ? entry : ",\(entry)"
+        }
+        return ["v": String(ControlProtocol.version), "id": id.rawValue, "ctl": String(controlPort), "ports": summary]
+    }
+
+    private func discoveryEvent(_ event: DiscoveryEvent) {
+        switch event {
+        case .published(let name):
+            publishedName = name
+            logger.info("published as '\(name)' (_tutti._udp)")
+        case .renamed(let from, let to):
+            publishedName = to
+            logger.warning("the name '\(from)' is taken on this network; published as '\(to)'")
+        case .daemonUnavailable(let reason):
+            logger.warning(
+                "avahi-daemon is not reachable (\(reason)): peers will not find each other automatically. Start it with 'sudo systemctl start avahi-daemon' (or 'avahi-daemon -D'), or name peers with --peer HOST:PORT")
+        case .daemonAvailable:
+            logger.info("avahi-daemon reachable; publishing and browsing")
+        case .serviceFound(let service):
+            guard service.txt["id"] != id.rawValue else { return }
+            let endpoints = service.addresses.map { ControlEndpoint(host: $0, port: service.port) }
+            let known = KnownPeer(name: service.instanceName, id: service.txt["id"].flatMap(PeerID.init), endpoints: endpoints)
+            if knownPeers[service.instanceName] == nil {
+                logger.info("found peer \(service.instanceName) at \(endpoints.map(\.description).joined(separator: ", "))")
+            }
+            knownPeers[service.instanceName] = known
+        case .serviceRemoved(let name):
+            if knownPeers.removeValue(forKey: name) != nil { logger.info("peer \(name) left") }
+        }
+    }
+
+    static var hostName: String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        gethostname(&buffer, buffer.count)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,27 @@
+import Logging
+import TuttiWire
+
+/// Everything needed to run a peer. Built by the CLI from flags or a TOML file, or by an embedding app.
+public struct PeerConfiguration: Sendable {
+    /// Display name, also the DNS-SD instance name (Avahi may pick an alternative on a collision).
+    public var name: String
+    /// TCP port of the control channel; 0 picks a free one (it is published through DNS-SD).
+    public var controlPort: UInt16 = 0
+    /// Where the peer keeps its identity (`<name>.id`).
+    public var stateDirectory: String
+    public var ports: [PortConfiguration]
+    /// Peers to know without DNS-SD (for `describe`'s known peers and for networks without mDNS).
+    public var explicitPeers: [ControlEndpoint] = []
+    /// Publish and browse through Avahi.
+    public var discovery = true
+    /// Frames per device period for ports without a sound card.
+    public var periodFrames = 64
+    /// Time without media after which a receiving connection is reported lost.
+    public var signalLossTimeout: Duration = .seconds(1)
+
+    public init(name: String, stateDirectory: String, ports: [PortConfiguration]) {
+        self.name = name
+        self.stateDirectory = stateDirectory
+        self.ports = ports
+    }
+}

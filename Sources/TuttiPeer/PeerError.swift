@@ -1,0 +1,8 @@
+/// A failure of the peer's own machinery (files, sockets, limits), as one line for the user.
+public struct PeerError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var message: String
+
+    public init(_ message: String) { self.message = message }
+
+    public var description: String { message }
+}

@@ -1,0 +1,53 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import TuttiCore
+
+/// Loads the peer's stable ID from `<directory>/<name>.id`, creating the directory and a new random ID the
+/// first time. Control plane (blocking file I/O at start-up).
+enum PeerIdentity {
+    static func load(name: String, directory: String) throws(PeerError) -> PeerID {
+        let path = "\(directory)/\(name).id"
+        if let text = readFile(path), let id = PeerID(text.trimmingCharacters()) { return id }
+        try makeDirectories(directory)
+        var generator = SystemRandomNumberGenerator()
+        let id = PeerID.random(using: &generator)
+        guard let file = fopen(path, "w") else {
+            throw PeerError("cannot write the peer's state file \(path): \(String(cString: strerror(errno)))")
+        }
+        fputs(id.rawValue + "\n", file)
+        fclose(file)
+        return id
+    }
+
+    /// The default state directory: `$XDG_STATE_HOME/tutti`, else `~/.local/state/tutti`, else `/tmp/tutti-state`.
+    static var defaultDirectory: String {
+        if let state = getenv("XDG_STATE_HOME") { return String(cString: state) + "/tutti" }
+        if let home = getenv("HOME") { return String(cString: home) + "/.local/state/tutti" }
+        return "/tmp/tutti-state"
+    }
+
+    private static func readFile(_ path: String) -> String? {
+        guard let file = fopen(path, "r") else { return nil }
+        defer { fclose(file) }
+        var buffer = [CChar](repeating: 0, count: 128)
+        guard fgets(&buffer, Int32(buffer.count), file) != nil else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private static func makeDirectories(_ path: String) throws(PeerError) {
+        var current = ""
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            current += "/" + component
+            if mkdir(current, 0o755) != 0 && errno != EEXIST {
+                throw PeerError("cannot create \(current): \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+}
+
+extension String {
+    func trimmingCharacters() -> String {
+        String(self.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+    }
+}

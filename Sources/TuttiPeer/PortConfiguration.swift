@@ -1,0 +1,68 @@
+import TuttiCore
+
+/// Raw PCM encodings for stdin sources and stdout sinks (little-endian, interleaved, as `aplay`/`sox` use).
+public enum RawPCMEncoding: String, Sendable, Hashable, CaseIterable {
+    case s16le
+    case s24le
+    case f32le
+
+    var bytesPerSample: Int { self == .s16le ? 2 : self == .s24le ? 3 : 4 }
+}
+
+/// Where a sender port's audio comes from.
+public enum AudioSource: Sendable, Hashable {
+    /// A sine tone at `frequency` Hz with peak `amplitude` (0…1).
+    case tone(frequency: Double, amplitude: Float)
+    /// A WAV file, played from its start when the port starts streaming; `loop` repeats it, else silence follows.
+    case wavFile(path: String, loop: Bool)
+    /// Raw PCM read from standard input at the port's (single) sample rate.
+    case standardInput(encoding: RawPCMEncoding)
+}
+
+/// Where a receiver port's audio goes.
+public enum AudioSink: Sendable, Hashable {
+    /// A WAV file (16-bit for L16 streams, 24-bit for L24), rewritten in place with valid sizes every second.
+    case wavFile(path: String)
+    /// Raw PCM written to standard output.
+    case standardOutput(encoding: RawPCMEncoding)
+    /// Discard (statistics only).
+    case null
+}
+
+/// A port as configured: what the peer advertises, plus its source or sink.
+public struct PortConfiguration: Sendable, Hashable {
+    public enum Role: Sendable, Hashable {
+        case sender(AudioSource)
+        case receiver(AudioSink)
+    }
+
+    public var descriptor: PortDescriptor
+    public var role: Role
+
+    public init(descriptor: PortDescriptor, role: Role) {
+        self.descriptor = descriptor
+        self.role = role
+    }
+
+    /// A sender port with a tone source.
+    public static func toneSender(
+        name: String, title: String? = nil, frequency: Double = 1000, amplitude: Float = 0.5, channels: Int = 2,
+        sampleRates: [Int] = [48_000, 44_100, 96_000]
+    ) -> PortConfiguration {
+        PortConfiguration(
+            descriptor: PortDescriptor(
+                name: name, title: title ?? "Tone \(Int(frequency)) Hz", kind: .sender, channels: channels,
+                sampleRates: sampleRates),
+            role: .sender(.tone(frequency: frequency, amplitude: amplitude)))
+    }
+
+    /// A receiver port with the given sink.
+    public static func receiver(
+        name: String, title: String? = nil, sink: AudioSink, channels: Int = 2, sampleRates: [Int] = [48_000, 44_100, 96_000]
+    ) -> PortConfiguration {
+        PortConfiguration(
+            descriptor: PortDescriptor(
+                name: name, title: title ?? name, kind: .receiver, channels: channels, sampleRates: sampleRates),
+            role: .receiver(sink))
+    }
+}

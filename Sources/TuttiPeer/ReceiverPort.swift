@@ -1,0 +1,106 @@
+import TuttiCore
+import TuttiIO
+import TuttiWire
+
+/// A receiver port at run time: a paced device clock, the connections it plays, their mix, and its sink.
+///
+/// The clock starts with the first connection, at that connection's rate, and then runs until the peer
+/// stops (its sink is one file or pipe at one rate): after the last connection goes, or while a sender is
+/// lost, it keeps writing silence. Control plane: `add`, `remove` (the peer actor). Device thread: the
+/// clock's closure.
+final class ReceiverPort: @unchecked Sendable {
+    let configuration: PortConfiguration
+    let sink: AudioSink
+    let periodFrames: Int
+    private let table = ConnectionTable<ReceiveConnection>(capacity: 64)
+    private var clock: PacedDeviceClock?
+    private var writer: SinkWriter?
+    private let mix: UnsafeMutableBufferPointer<Float>
+    private(set) var activeSampleRate: Int?
+
+    var descriptor: PortDescriptor { configuration.descriptor }
+    var connections: [ReceiveConnection] { table.all }
+
+    init(configuration: PortConfiguration, sink: AudioSink, periodFrames: Int) {
+        self.configuration = configuration
+        self.sink = sink
+        self.periodFrames = periodFrames
+        mix = .allocate(capacity: periodFrames * configuration.descriptor.channels)
+        mix.initialize(repeating: 0)
+    }
+
+    deinit {
+        shutdown()
+        mix.deallocate()
+    }
+
+    /// Starts playing `connection` (and the port's clock and sink, the first time).
+    func add(_ connection: ReceiveConnection) throws(PeerError) {
+        let format = connection.format
+        if let activeSampleRate, activeSampleRate != format.sampleRate {
+            throw PeerError("\(descriptor.name) already runs at \(activeSampleRate) Hz")
+        }
+        if writer == nil {
+            writer = try SinkWriter(
+                sink: sink, sampleRate: format.sampleRate, channels: descriptor.channels, sampleFormat: format.sampleFormat)
+            activeSampleRate = format.sampleRate
+        }
+        connection.start()
+        guard table.insert(connection) else {
+            connection.stop()
+            throw PeerError("\(descriptor.name) has too many connections")
+        }
+        if clock == nil {
+            let table = table
+            nonisolated(unsafe) let mix = mix
+            let channels = descriptor.channels
+            let ring = writer!.ring
+            let newClock = PacedDeviceClock(
+                name: "tutti-recv-\(descriptor.name)", sampleRate: format.sampleRate, periodFrames: periodFrames
+            ) { periodTime, frames in
+                let wallOffset = WallClock.nanoseconds() - MonotonicClock().now().nanoseconds
+                let count = frames * channels
+                for index in 0..<count { mix[index] = 0 }
+                table.forEachActive { connection in
+                    connection.render(frames: frames, now: periodTime, wallClockNow: periodTime.nanoseconds + wallOffset)
+                    ReceiverPort.mixIn(connection.output, streamChannels: connection.format.channels, into: mix, portChannels: channels, frames: frames)
+                }
+                ring.write(UnsafeBufferPointer(rebasing: mix[0..<count]))
+            }
+            clock = newClock
+            newClock.start()
+        }
+    }
+
+    /// Adds a stream's period to the port's mix: stream channel i to port channel i; a mono stream goes to
+    /// every port channel. Realtime-safe: yes.
+    @inline(__always)
+    static func mixIn(
+        _ stream: UnsafeMutableBufferPointer<Float>, streamChannels: Int, into mix: UnsafeMutableBufferPointer<Float>,
+        portChannels: Int, frames: Int
+    ) {
+        for frame in 0..<frames {
+            for channel in 0..<portChannels {
+                let source = streamChannels == 1 ? 0 : channel
+                if source < streamChannels {
+                    mix[frame * portChannels + channel] += stream[frame * streamChannels + source]
+                }
+            }
+        }
+    }
+
+    /// Stops playing `connection` and its network thread.
+    func remove(_ connection: ReceiveConnection) async {
+        _ = await table.remove(connection, deviceRunning: clock != nil)
+        connection.stop()
+    }
+
+    /// Stops the clock, flushes and closes the sink. Control plane; idempotent.
+    func shutdown() {
+        clock?.stop()
+        clock = nil
+        for connection in table.all { connection.stop() }
+        writer?.stop()
+        writer = nil
+    }
+}

@@ -1,0 +1,72 @@
+import Synchronization
+import TuttiCore
+import TuttiIO
+import TuttiStream
+import TuttiWire
+
+/// The sending end of one connection: its packetizer and destination. The device thread calls `send`;
+/// the control plane reads the counters.
+final class SendConnection: @unchecked Sendable {
+    let summary: ConnectionSummary
+    let destination: UDPAddress
+    /// The receiver's control endpoint, for the teardown notice.
+    let peerEndpoint: ControlEndpoint
+    private var packetizer: Packetizer
+    private let scratch: UnsafeMutableBufferPointer<Float>
+    let packetsSent = Atomic<UInt64>(0)
+    let sendFailures = Atomic<UInt64>(0)
+
+    var id: ConnectionID { summary.id }
+    var format: StreamFormat { summary.format }
+
+    init(
+        summary: ConnectionSummary, destination: UDPAddress, peerEndpoint: ControlEndpoint, ssrc: UInt32,
+        payloadType: UInt8, maxPeriodFrames: Int
+    ) {
+        self.summary = summary
+        self.destination = destination
+        self.peerEndpoint = peerEndpoint
+        var generator = SystemRandomNumberGenerator()
+        packetizer = Packetizer(
+            format: summary.format, payloadType: payloadType, ssrc: ssrc,
+            initialSequenceNumber: UInt16.random(in: .min ... .max, using: &generator),
+            initialTimestamp: UInt32.random(in: .min ... .max, using: &generator))
+        scratch = .allocate(capacity: maxPeriodFrames * summary.format.channels)
+        scratch.initialize(repeating: 0)
+    }
+
+    deinit { scratch.deallocate() }
+
+    /// Packetizes one period of the port's audio (`portChannels` interleaved) and sends what is complete.
+    /// Device thread only. Realtime-safe: yes (the socket send is one non-blocking syscall).
+    func send(
+        _ portSamples: UnsafeBufferPointer<Float>, portChannels: Int, frames: Int, captureTime: Int64, socket: UDPSocket
+    ) {
+        let channels = format.channels
+        let samples: UnsafeBufferPointer<Float>
+        if channels == portChannels {
+            samples = portSamples
+        } else {
+            for frame in 0..<frames {
+                for channel in 0..<channels { scratch[frame * channels + channel] = portSamples[frame * portChannels + channel] }
+            }
+            samples = UnsafeBufferPointer(scratch)
+        }
+        let destination = destination
+        var sent: UInt64 = 0
+        var failed: UInt64 = 0
+        packetizer.append(samples, frames: frames, captureTime: captureTime) { datagram in
+            if socket.send(datagram, to: destination) { sent += 1 } else { failed += 1 }
+        }
+        if sent > 0 { packetsSent.add(sent, ordering: .relaxed) }
+        if failed > 0 { sendFailures.add(failed, ordering: .relaxed) }
+    }
+
+    /// Figures for `tutti stats`. Control plane.
+    func statistics() -> ConnectionStatistics {
+        ConnectionStatistics(
+            id: id, role: .sending, source: summary.source, destination: summary.destination, state: .playing,
+            format: format, packetsSent: packetsSent.load(ordering: .relaxed),
+            targetMilliseconds: Double(format.targetLatencyFrames) * 1000 / Double(format.sampleRate))
+    }
+}

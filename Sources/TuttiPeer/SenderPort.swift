@@ -1,0 +1,105 @@
+import TuttiCore
+import TuttiIO
+import TuttiWire
+
+/// A sender port at run time: its source, a paced device clock at the port's current rate, one UDP socket,
+/// and the connections it feeds (fan-out: every connection gets the same audio).
+///
+/// The clock starts with the first connection, at that connection's rate, and stops with the last; while
+/// it runs, new connections must use the same rate. Control plane: `add`, `remove`, `currentRates`
+/// (called from the peer actor only). Device thread: `process`.
+final class SenderPort: @unchecked Sendable {
+    let configuration: PortConfiguration
+    let source: AudioSource
+    private let periodFrames: Int
+    private let table = ConnectionTable<SendConnection>(capacity: 64)
+    private var clock: PacedDeviceClock?
+    private var renderer: SourceRenderer?
+    private var socket: UDPSocket?
+    private var periodBuffer: UnsafeMutableBufferPointer<Float>
+    private(set) var activeSampleRate: Int?
+
+    var descriptor: PortDescriptor { configuration.descriptor }
+    var connections: [SendConnection] { table.all }
+
+    init(configuration: PortConfiguration, source: AudioSource, periodFrames: Int) {
+        self.configuration = configuration
+        self.source = source
+        self.periodFrames = periodFrames
+        periodBuffer = .allocate(capacity: periodFrames * configuration.descriptor.channels)
+        periodBuffer.initialize(repeating: 0)
+    }
+
+    deinit {
+        clock?.stop()
+        periodBuffer.deallocate()
+    }
+
+    /// The rates the port can stream at now: only its running rate while it streams.
+    var currentRates: [Int] { activeSampleRate.map { [$0] } ?? descriptor.sampleRates }
+
+    /// The socket connections send from (created on first use).
+    func sendingSocket() throws(PeerError) -> UDPSocket {
+        if let socket { return socket }
+        do {
+            let created = try UDPSocket()
+            socket = created
+            return created
+        } catch {
+            throw PeerError("cannot open a UDP socket: \(error)")
+        }
+    }
+
+    /// Starts feeding `connection`, starting the device clock if this is the first connection.
+    func add(_ connection: SendConnection) throws(PeerError) {
+        let rate = connection.format.sampleRate
+        if let activeSampleRate, activeSampleRate != rate {
+            throw PeerError("\(descriptor.name) already streams at \(activeSampleRate) Hz")
+        }
+        let socket = try sendingSocket()
+        if clock == nil {
+            renderer = try SourceRenderer(source: source, sampleRate: rate, channels: descriptor.channels)
+            activeSampleRate = rate
+        }
+        guard table.insert(connection) else { throw PeerError("\(descriptor.name) has too many connections") }
+        if clock == nil {
+            let renderer = renderer!
+            let channels = descriptor.channels
+            nonisolated(unsafe) let buffer = periodBuffer
+            let table = table
+            let newClock = PacedDeviceClock(name: "tutti-send-\(descriptor.name)", sampleRate: rate, periodFrames: periodFrames) {
+                periodTime, frames in
+                // Capture time on the wall clock: the period's nominal start, mapped from the monotonic clock.
+                let offset = WallClock.nanoseconds() - MonotonicClock().now().nanoseconds
+                renderer.render(into: buffer, frames: frames, channels: channels)
+                let samples = UnsafeBufferPointer(buffer)
+                table.forEachActive { connection in
+                    connection.send(
+                        samples, portChannels: channels, frames: frames, captureTime: periodTime.nanoseconds + offset,
+                        socket: socket)
+                }
+            }
+            clock = newClock
+            newClock.start()
+        }
+    }
+
+    /// Stops feeding `connection`; stops the clock after the last one.
+    func remove(_ connection: SendConnection) async {
+        _ = await table.remove(connection, deviceRunning: clock != nil)
+        if table.all.isEmpty {
+            clock?.stop()
+            clock = nil
+            renderer = nil
+            activeSampleRate = nil
+        }
+    }
+
+    /// Stops everything. Control plane.
+    func shutdown() {
+        clock?.stop()
+        clock = nil
+        socket?.close()
+        socket = nil
+    }
+}

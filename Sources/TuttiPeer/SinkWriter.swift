@@ -1,0 +1,107 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+import TuttiCore
+import TuttiIO
+import TuttiStream
+
+/// Takes a receiver port's mixed output from the device thread (through a `SampleRing`) and writes it to
+/// its sink on a thread of its own, so the device thread never does file I/O. A WAV file's header is
+/// rewritten every second, so the file is valid even if the peer is killed.
+///
+/// Control plane: `init`, `stop`. Device thread: `ring.write`. Writer thread: internal.
+final class SinkWriter: @unchecked Sendable {
+    let ring: SampleRing
+    private let running = Atomic<Bool>(true)
+    private var thread: OSThread?
+
+    init(sink: AudioSink, sampleRate: Int, channels: Int, sampleFormat: SampleFormat) throws(PeerError) {
+        ring = SampleRing(capacity: sampleRate * channels * 2)  // two seconds
+        let ring = ring
+        enum Target {
+            case wav(WAVWriter)
+            case raw(RawPCMEncoding)
+            case discard
+        }
+        nonisolated(unsafe) let target: Target
+        switch sink {
+        case .wavFile(let path):
+            do {
+                target = .wav(
+                    try WAVWriter(
+                        path: path, sampleRate: sampleRate, channels: channels,
+                        encoding: sampleFormat == .l16 ? .int16 : .int24))
+            } catch {
+                throw PeerError("cannot write \(path): \(error)")
+            }
+        case .standardOutput(let encoding): target = .raw(encoding)
+        case .null: target = .discard
+        }
+        let samplesPerFlush = sampleRate * channels
+        thread = OSThread(name: "tutti-sink") { [self] in
+            let chunk = UnsafeMutableBufferPointer<Float>.allocate(capacity: 4096)
+            defer { chunk.deallocate() }
+            var bytes = [UInt8](repeating: 0, count: 4096 * 4)
+            var sinceFlush = 0
+            var draining = false
+            while true {
+                let count = ring.read(into: chunk)
+                if count == 0 {
+                    if draining { break }
+                    if !running.load(ordering: .acquiring) { draining = true; continue }
+                    usleep(5_000)
+                    continue
+                }
+                let samples = UnsafeBufferPointer(rebasing: chunk[0..<count])
+                switch target {
+                case .wav(let writer):
+                    writer.write(samples)
+                    sinceFlush += count
+                    if sinceFlush >= samplesPerFlush {
+                        writer.flush()
+                        sinceFlush = 0
+                    }
+                case .raw(let encoding):
+                    let width = encoding.bytesPerSample
+                    for (index, sample) in samples.enumerated() {
+                        let offset = index * width
+                        switch encoding {
+                        case .s16le:
+                            let value = UInt16(bitPattern: Int16(SampleQuantization.integer(sample, scale: 32_768, maximum: 32_767)))
+                            bytes[offset] = UInt8(value & 0xFF)
+                            bytes[offset + 1] = UInt8(value >> 8)
+                        case .s24le:
+                            let value = UInt32(bitPattern: SampleQuantization.integer(sample, scale: 8_388_608, maximum: 8_388_607))
+                            bytes[offset] = UInt8(value & 0xFF)
+                            bytes[offset + 1] = UInt8(value >> 8 & 0xFF)
+                            bytes[offset + 2] = UInt8(value >> 16 & 0xFF)
+                        case .f32le:
+                            let value = sample.bitPattern
+                            for byte in 0..<4 { bytes[offset + byte] = UInt8(value >> (8 * byte) & 0xFF) }
+                        }
+                    }
+                    var written = 0
+                    let total = count * width
+                    while written < total {
+                        let result = bytes.withUnsafeBytes { write(1, $0.baseAddress! + written, total - written) }
+                        if result <= 0 { break }
+                        written += result
+                    }
+                case .discard:
+                    break
+                }
+            }
+            if case .wav(let writer) = target { writer.close() }
+        }
+    }
+
+    /// Writes what is queued, closes the sink and waits. Control plane; idempotent.
+    func stop() {
+        running.store(false, ordering: .releasing)
+        thread?.join()
+        thread = nil
+    }
+
+    deinit { stop() }
+}

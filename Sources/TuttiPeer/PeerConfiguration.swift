@@ -25,3 +25,8 @@ public struct PeerConfiguration: Sendable {
         self.ports = ports
     }
 }
+
+extension PeerConfiguration {
+    /// `$XDG_STATE_HOME/tutti`, else `~/.local/state/tutti`, else `/tmp/tutti-state`.
+    public static var defaultStateDirectory: String { PeerIdentity.defaultDirectory }
+}

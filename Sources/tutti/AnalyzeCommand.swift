@@ -1,0 +1,75 @@
+import ArgumentParser
+import Foundation
+import TuttiAnalysis
+import TuttiIO
+
+struct AnalyzeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "analyze",
+        abstract: "Report what a recording of a steady tone shows: frequency, level, gaps and clicks.",
+        discussion: """
+            Checks a received WAV file: the tone's frequency, its active span, every silent gap (concealed
+            loss) and every discontinuity (click). With --reference, also finds where the recording starts in
+            the file that was sent and counts samples that differ.
+            """)
+
+    @Argument(help: "The WAV file to analyse.")
+    var file: String
+
+    @Option(help: ArgumentHelp("The WAV file that was sent, to compare sample by sample.", valueName: "FILE"))
+    var reference: String?
+
+    @Option(help: ArgumentHelp("Frames per packet, to count gaps in packets.", valueName: "FRAMES"))
+    var packetFrames: Int = 64
+
+    @Option(help: "Channel to analyse (0-based).")
+    var channel: Int = 0
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    struct Result: Codable {
+        var file: String
+        var report: ToneReport
+        var missingPackets: Int
+        var referenceOffset: Int?
+        var comparedSamples: Int?
+        var differingSamples: Int?
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let audio: WAVAudio
+            do { audio = try WAVAudio.read(path: file) } catch { throw CLIError("cannot read \(error)") }
+            guard channel >= 0, channel < audio.channels else { throw CLIError("\(file) has \(audio.channels) channels") }
+            let samples = audio.channel(channel)
+            let report = ToneAnalysis.analyze(samples, sampleRate: audio.sampleRate)
+            var result = Result(file: file, report: report, missingPackets: report.missingPackets(packetFrames: packetFrames))
+            if let reference {
+                let sent: WAVAudio
+                do { sent = try WAVAudio.read(path: reference) } catch { throw CLIError("cannot read \(error)") }
+                if let comparison = ToneAnalysis.compare(recording: samples, reference: sent.channel(min(channel, sent.channels - 1))) {
+                    result.referenceOffset = comparison.offset
+                    result.comparedSamples = comparison.compared
+                    result.differingSamples = comparison.differing
+                }
+            }
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                print(String(decoding: try encoder.encode(result), as: UTF8.self))
+                return
+            }
+            print("\(file): \(audio.frames) frames at \(audio.sampleRate) Hz, \(audio.channels) channel(s)")
+            print("  tone \(fixed(report.frequency)) Hz, rms \(fixed(report.rms, 4)), peak \(fixed(report.peak, 4)), active \(fixed(report.activeSeconds, 3)) s")
+            print("  gaps \(report.gaps.count) (\(report.gapFrames) frames ≈ \(result.missingPackets) packets of \(packetFrames)), discontinuities \(report.discontinuities)")
+            if reference != nil {
+                if let compared = result.comparedSamples, let differing = result.differingSamples {
+                    print("  vs reference: \(compared) samples compared from offset \(result.referenceOffset!), \(differing) differ")
+                } else {
+                    print("  vs reference: recording not found in the reference")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import TOMLKit
+import TuttiCore
+import TuttiPeer
+import TuttiWire
+
+/// A peer's TOML configuration file (see `configs/`). Flags given on the command line override it.
+struct ConfigFile {
+    var name: String?
+    var controlPort: UInt16?
+    var period: Int?
+    var stateDirectory: String?
+    var discovery: Bool?
+    var peers: [ControlEndpoint] = []
+    var ports: [PortConfiguration] = []
+
+    static func load(path: String) throws -> ConfigFile {
+        let text: String
+        do { text = try readText(path) } catch { throw CLIError("cannot read config \(path): \(error)") }
+        let table: TOMLTable
+        do { table = try TOMLTable(string: text) } catch let error as TOMLParseError {
+            throw CLIError("config \(path): \(error.description) at line \(error.source.begin.line)")
+        } catch {
+            throw CLIError("config \(path): \(error)")
+        }
+        var config = ConfigFile()
+        let known: Set<String> = ["name", "control-port", "period", "state-dir", "discovery", "peers", "sender", "receiver"]
+        if let unknown = table.keys.sorted().first(where: { !known.contains($0) }) {
+            throw CLIError("config \(path): unknown key '\(unknown)' (known: \(known.sorted().joined(separator: ", ")))")
+        }
+        config.name = try string(table, "name", path)
+        if let port = try integer(table, "control-port", path) {
+            guard (0...65_535).contains(port) else { throw CLIError("config \(path): control-port must be 0–65535") }
+            config.controlPort = UInt16(port)
+        }
+        config.period = try integer(table, "period", path)
+        config.stateDirectory = try string(table, "state-dir", path)
+        if let value = table["discovery"] {
+            guard let flag = value.bool else { throw CLIError("config \(path): discovery must be true or false") }
+            config.discovery = flag
+        }
+        if let value = table["peers"] {
+            guard let array = value.array else { throw CLIError("config \(path): peers must be a list of \"HOST:PORT\"") }
+            for item in array {
+                guard let text = item.string, let endpoint = ControlEndpoint(parsing: text) else {
+                    throw CLIError("config \(path): peers entry is not \"HOST:PORT\"")
+                }
+                config.peers.append(endpoint)
+            }
+        }
+        for (key, kind) in [("sender", PortKind.sender), ("receiver", PortKind.receiver)] {
+            guard let value = table[key] else { continue }
+            guard let array = value.array else { throw CLIError("config \(path): use [[\(key)]] tables for ports") }
+            for item in array {
+                guard let entry = item.table else { throw CLIError("config \(path): use [[\(key)]] tables for ports") }
+                var values = [String: String]()
+                for field in entry.keys {
+                    let raw = entry[field]!
+                    let mapped = field == "source" || field == "sink" ? "kind" : field == "sample-rates" ? "rates" : field
+                    if let text = raw.string { values[mapped] = text }
+                    else if let number = raw.int { values[mapped] = String(number) }
+                    else if let number = raw.double { values[mapped] = String(number) }
+                    else if let flag = raw.bool { values[mapped] = String(flag) }
+                    else if let list = raw.array {
+                        values[mapped] = list.map { $0.int.map(String.init) ?? $0.string ?? "?" }.joined(separator: "/")
+                    } else {
+                        throw CLIError("config \(path): [[\(key)]] field '\(field)' has an unsupported type")
+                    }
+                }
+                config.ports.append(try PortSpecification.make(values, kind: kind))
+            }
+        }
+        return config
+    }
+
+    private static func string(_ table: TOMLTable, _ key: String, _ path: String) throws -> String? {
+        guard let value = table[key] else { return nil }
+        guard let text = value.string else { throw CLIError("config \(path): \(key) must be a string") }
+        return text
+    }
+
+    private static func integer(_ table: TOMLTable, _ key: String, _ path: String) throws -> Int? {
+        guard let value = table[key] else { return nil }
+        guard let number = value.int else { throw CLIError("config \(path): \(key) must be an integer") }
+        return number
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads a whole text file.
+func readText(_ path: String) throws -> String {
+    guard let file = fopen(path, "r") else { throw CLIError(String(cString: strerror(errno))) }
+    defer { fclose(file) }
+    var bytes = [UInt8]()
+    var chunk = [UInt8](repeating: 0, count: 8192)
+    while true {
+        let count = fread(&chunk, 1, chunk.count, file)
+        if count <= 0 { break }
+        bytes += chunk[0..<count]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}

@@ -1,0 +1,120 @@
+import ArgumentParser
+import TuttiCore
+import TuttiPeer
+import TuttiWire
+
+struct ConnectCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "connect",
+        abstract: "Stream a sender port to a receiver port.",
+        discussion: """
+            Both peers negotiate the stream: sample rate, channels, sample format, packet size and latency,
+            from what the ports support and the options given here. If they cannot agree, nothing is
+            connected and the reason is printed.
+            Example: tutti connect stage:out foh:in --latency 8
+            """)
+
+    @Argument(help: ArgumentHelp("The sender port.", valueName: "PEER:PORT"))
+    var source: PortReference
+
+    @Argument(help: ArgumentHelp("The receiver port.", valueName: "PEER:PORT"))
+    var destination: PortReference
+
+    @Option(help: ArgumentHelp("Sample rate in Hz.", valueName: "HZ"))
+    var rate: Int?
+
+    @Option(help: "Channels to stream.")
+    var channels: Int?
+
+    @Option(help: ArgumentHelp("Sample format: L16 or L24.", valueName: "FORMAT"))
+    var format: String?
+
+    @Option(help: ArgumentHelp("Frames per packet (default 64).", valueName: "FRAMES"))
+    var frames: Int?
+
+    @Option(help: ArgumentHelp("Target latency of the receiver's jitter buffer, in ms (default 5).", valueName: "MS"))
+    var latency: Double?
+
+    @OptionGroup var session: SessionOptions
+
+    func validate() throws {
+        if let format, SampleFormat(loosely: format) == nil { throw ValidationError("--format must be L16 or L24") }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let peers = await session.findPeers(wanted: [source.peer, destination.peer])
+            let sender = try session.peer(named: source.peer, in: peers)
+            let receiver = try session.peer(named: destination.peer, in: peers)
+            let options = ConnectOptions(
+                sampleRate: rate, channels: channels, sampleFormat: format.flatMap(SampleFormat.init(loosely:)),
+                packetFrames: frames, latencyMilliseconds: latency)
+            let request = ConnectRequest(
+                source: PortReference(peer: sender.name, port: source.port),
+                destination: PortReference(peer: receiver.name, port: destination.port),
+                destinationEndpoints: receiver.endpoints, options: options)
+            let response: ControlResponse
+            do {
+                (response, _) = try await ControlClient.send(.connect(request), toAnyOf: sender.endpoints, timeout: .seconds(8))
+            } catch let failure as ControlFailure {
+                throw CLIError("cannot connect \(source) to \(destination): \(failure.message)")
+            }
+            switch response {
+            case .connected(let summary):
+                print("connected \(summary.source) → \(summary.destination): \(summary.format) [\(summary.id)]")
+            case .failure(let failure):
+                throw CLIError("cannot connect \(source) to \(destination): \(failure.message)")
+            default:
+                throw CLIError("unexpected answer from \(sender.name): \(response.typeName)")
+            }
+        }
+    }
+}
+
+struct DisconnectCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "disconnect",
+        abstract: "Undo connections: every connection from SOURCE (to DESTINATION, if given).",
+        discussion: "Example: tutti disconnect stage:out foh:in")
+
+    @Argument(help: ArgumentHelp("The sender port.", valueName: "PEER:PORT"))
+    var source: PortReference
+
+    @Argument(help: ArgumentHelp("The receiver port (default: all of the sender's connections).", valueName: "PEER:PORT"))
+    var destination: PortReference?
+
+    @OptionGroup var session: SessionOptions
+
+    func run() async throws {
+        try await reportingErrors {
+            let wanted = [source.peer] + (destination.map { [$0.peer] } ?? [])
+            let peers = await session.findPeers(wanted: wanted)
+            // Ask the sender's peer; if it is gone, the receiver's peer can still drop its end.
+            var targets = [SessionPeer]()
+            if let sender = try? session.peer(named: source.peer, in: peers) { targets.append(sender) }
+            if let destination, let receiver = try? session.peer(named: destination.peer, in: peers) { targets.append(receiver) }
+            guard !targets.isEmpty else { _ = try session.peer(named: source.peer, in: peers); return }
+            var lastFailure = "not found"
+            for target in targets {
+                let request = DisconnectRequest(
+                    source: PortReference(peer: peers.first { $0.name.lowercased() == source.peer.lowercased() }?.name ?? source.peer, port: source.port),
+                    destination: destination.map { reference in
+                        PortReference(peer: peers.first { $0.name.lowercased() == reference.peer.lowercased() }?.name ?? reference.peer, port: reference.port)
+                    })
+                do {
+                    let (response, _) = try await ControlClient.send(.disconnect(request), toAnyOf: target.endpoints)
+                    switch response {
+                    case .disconnected(let count):
+                        print("disconnected \(count) connection\(count == 1 ? "" : "s") from \(source)\(destination.map { " to \($0)" } ?? "")")
+                        return
+                    case .failure(let failure): lastFailure = failure.message
+                    default: lastFailure = "unexpected answer \(response.typeName)"
+                    }
+                } catch let failure as ControlFailure {
+                    lastFailure = failure.message
+                }
+            }
+            throw CLIError("cannot disconnect: \(lastFailure)")
+        }
+    }
+}

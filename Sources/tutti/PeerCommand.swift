@@ -1,0 +1,110 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import Dispatch
+import Logging
+import TuttiCore
+import TuttiPeer
+import TuttiWire
+
+struct PeerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "peer",
+        abstract: "Run a peer: publish its ports on the network and stream what others connect.",
+        discussion: """
+            Ports are given as NAME=KIND[,key=value…]:
+              senders:   tone   (frequency=1000, amplitude=0.5)
+                         wav    (path=FILE, loop=false)
+                         stdin  (encoding=s16le|s24le|f32le, rate=48000)
+              receivers: wav    (path=FILE)
+                         stdout (encoding=s16le|s24le|f32le)
+                         null
+              any port:  channels=2, rates=48000/44100, formats=L24/L16, title=TEXT
+            Example: tutti peer --name stage --sender out=tone,frequency=440 --receiver in=wav,path=in.wav
+            A config file (--config, TOML; see configs/) gives the same settings; flags override it.
+            Stop with Ctrl-C (or SIGTERM): connections are closed and files finalised.
+            """)
+
+    @Option(help: ArgumentHelp("Peer name, published through DNS-SD (default: the host name).", valueName: "NAME"))
+    var name: String?
+
+    @Option(help: ArgumentHelp("TOML configuration file.", valueName: "FILE"))
+    var config: String?
+
+    @Option(name: .customLong("sender"), help: ArgumentHelp("Add a sender port (repeatable).", valueName: "SPEC"))
+    var senders: [String] = []
+
+    @Option(name: .customLong("receiver"), help: ArgumentHelp("Add a receiver port (repeatable).", valueName: "SPEC"))
+    var receivers: [String] = []
+
+    @Option(name: .customLong("control-port"), help: ArgumentHelp("TCP port for the control channel (0: any free port).", valueName: "PORT"))
+    var controlPort: UInt16?
+
+    @Option(name: .customLong("peer"), help: ArgumentHelp("A peer to know without DNS-SD (repeatable).", valueName: "HOST:PORT"))
+    var peers: [ControlEndpoint] = []
+
+    @Flag(name: .customLong("no-discovery"), help: "Do not publish or browse through Avahi.")
+    var noDiscovery = false
+
+    @Option(help: ArgumentHelp("Frames per device period for ports without a sound card.", valueName: "FRAMES"))
+    var period: Int?
+
+    @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where the peer keeps its ID.", valueName: "DIR"))
+    var stateDirectory: String?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "info"
+
+    func run() async throws {
+        try await reportingErrors {
+            guard let level = Logger.Level(rawValue: logLevel) else { throw CLIError("unknown log level '\(logLevel)'") }
+            let file = try config.map(ConfigFile.load(path:)) ?? ConfigFile()
+            var ports = file.ports
+            ports += try senders.map { try PortSpecification.parse($0, kind: .sender) }
+            ports += try receivers.map { try PortSpecification.parse($0, kind: .receiver) }
+            guard !ports.isEmpty else {
+                throw CLIError("a peer needs at least one port: add --sender NAME=KIND… or --receiver NAME=KIND… (see --help)")
+            }
+            let peerName = name ?? file.name ?? Self.hostName
+            guard !peerName.isEmpty, peerName.utf8.count <= 63, !peerName.contains(":") else {
+                throw CLIError("peer name '\(peerName)' must be 1–63 bytes without ':'")
+            }
+            var configuration = PeerConfiguration(
+                name: peerName, stateDirectory: stateDirectory ?? file.stateDirectory ?? PeerConfiguration.defaultStateDirectory,
+                ports: ports)
+            configuration.controlPort = controlPort ?? file.controlPort ?? 0
+            configuration.explicitPeers = file.peers + peers
+            configuration.discovery = !noDiscovery && (file.discovery ?? true)
+            let periodFrames = period ?? file.period ?? 64
+            guard (16...4096).contains(periodFrames) else { throw CLIError("--period must be between 16 and 4096 frames") }
+            configuration.periodFrames = periodFrames
+
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+            let logger = Logger(label: "tutti.peer")
+            let peer: Peer
+            do throws(PeerError) { peer = try await Peer.start(configuration, logger: logger) } catch { throw CLIError(error.message) }
+
+            // Stop cleanly on SIGINT/SIGTERM: tear connections down, withdraw the service, finalise files.
+            let signals = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number)
+                source.setEventHandler { Task { await peer.stop() } }
+                source.resume()
+                return source
+            }
+            await peer.run()
+            _ = signals
+        }
+    }
+
+    static var hostName: String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        gethostname(&buffer, buffer.count)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,121 @@
+import TuttiCore
+import TuttiIO
+import TuttiPeer
+
+/// Builds port configurations from `--sender`/`--receiver` flags (`NAME=KIND[,key=value…]`) and from
+/// the `[[sender]]`/`[[receiver]]` tables of a config file, through one set of rules and messages.
+enum PortSpecification {
+    static let senderKinds = ["tone", "wav", "stdin"]
+    static let receiverKinds = ["wav", "stdout", "null"]
+
+    /// Parses `NAME=KIND[,key=value…]`, e.g. `out=tone,frequency=440,channels=1`.
+    static func parse(_ text: String, kind: PortKind) throws -> PortConfiguration {
+        var parts = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        guard let head = parts.first, let equals = head.firstIndex(of: "=") else {
+            throw CLIError("port '\(text)': expected NAME=KIND[,key=value…], e.g. " + (kind == .sender ? "out=tone,frequency=1000" : "in=wav,path=in.wav"))
+        }
+        parts.removeFirst()
+        var values = ["name": String(head[..<equals]), "kind": String(head[head.index(after: equals)...])]
+        for part in parts {
+            guard let split = part.firstIndex(of: "="), split != part.startIndex else {
+                throw CLIError("port '\(text)': '\(part)' is not key=value")
+            }
+            values[String(part[..<split]).lowercased()] = String(part[part.index(after: split)...])
+        }
+        return try make(values, kind: kind)
+    }
+
+    /// Builds a port from key/value pairs (`name`, `kind` and the kind's keys). Lists use `/`: `rates=48000/44100`.
+    static func make(_ values: [String: String], kind: PortKind) throws -> PortConfiguration {
+        guard let name = values["name"], PortDescriptor.isValidName(name) else {
+            throw CLIError("port name '\(values["name"] ?? "")' is invalid: use 1–32 of A–Z a–z 0–9 _ . -")
+        }
+        let portKind = values["kind"] ?? ""
+        var known: Set<String> = ["name", "kind", "title", "channels", "rates", "formats"]
+        func number(_ key: String, default fallback: Double) throws -> Double {
+            guard let text = values[key] else { return fallback }
+            guard let value = Double(text), value.isFinite else { throw CLIError("port \(name): \(key)=\(text) is not a number") }
+            return value
+        }
+        var channels = Int(try number("channels", default: 2))
+        var rates = [48_000, 44_100, 96_000]
+        if let text = values["rates"] {
+            rates = try text.split(separator: "/").map {
+                guard let rate = Int($0), StreamLimits.sampleRates.contains(rate) else {
+                    throw CLIError("port \(name): sample rate '\($0)' is not between \(StreamLimits.sampleRates.lowerBound) and \(StreamLimits.sampleRates.upperBound)")
+                }
+                return rate
+            }
+        }
+        var formats: [SampleFormat] = [.l24, .l16]
+        if let text = values["formats"] {
+            formats = try text.split(separator: "/").map {
+                guard let format = SampleFormat(loosely: String($0)) else { throw CLIError("port \(name): unknown sample format '\($0)' (L16 or L24)") }
+                return format
+            }
+        }
+        let role: PortConfiguration.Role
+        var title = values["title"]
+        switch (kind, portKind) {
+        case (.sender, "tone"):
+            known.formUnion(["frequency", "amplitude"])
+            let frequency = try number("frequency", default: 1000)
+            let amplitude = try number("amplitude", default: 0.5)
+            guard frequency > 0, frequency < 96_000 else { throw CLIError("port \(name): frequency must be between 0 and 96000 Hz") }
+            guard amplitude >= 0, amplitude <= 1 else { throw CLIError("port \(name): amplitude must be between 0 and 1") }
+            role = .sender(.tone(frequency: frequency, amplitude: Float(amplitude)))
+            title = title ?? "Tone \(fixed(frequency, 0)) Hz"
+        case (.sender, "wav"):
+            known.formUnion(["path", "loop"])
+            guard let path = values["path"] else { throw CLIError("port \(name): a wav source needs path=FILE") }
+            let audio: WAVAudio
+            do { audio = try WAVAudio.read(path: path) } catch { throw CLIError("port \(name): cannot read \(error)") }
+            if values["channels"] == nil { channels = audio.channels }
+            rates = [audio.sampleRate]
+            role = .sender(.wavFile(path: path, loop: values["loop"].map { $0 == "true" || $0 == "yes" || $0 == "1" } ?? false))
+            title = title ?? path.split(separator: "/").last.map(String.init)
+        case (.sender, "stdin"):
+            known.formUnion(["encoding", "rate"])
+            let encoding = try rawEncoding(values["encoding"], port: name)
+            if let rate = values["rate"] {
+                guard let value = Int(rate), StreamLimits.sampleRates.contains(value) else { throw CLIError("port \(name): rate=\(rate) is not a sample rate") }
+                rates = [value]
+            } else if values["rates"] == nil {
+                rates = [48_000]
+            }
+            role = .sender(.standardInput(encoding: encoding))
+            title = title ?? "stdin"
+        case (.receiver, "wav"):
+            known.insert("path")
+            guard let path = values["path"] else { throw CLIError("port \(name): a wav sink needs path=FILE") }
+            role = .receiver(.wavFile(path: path))
+            title = title ?? path.split(separator: "/").last.map(String.init)
+        case (.receiver, "stdout"):
+            known.insert("encoding")
+            role = .receiver(.standardOutput(encoding: try rawEncoding(values["encoding"], port: name)))
+            title = title ?? "stdout"
+        case (.receiver, "null"):
+            role = .receiver(.null)
+        default:
+            let kinds = kind == .sender ? senderKinds : receiverKinds
+            throw CLIError("port \(name): unknown \(kind) kind '\(portKind)' (one of: \(kinds.joined(separator: ", ")))")
+        }
+        if let unknown = values.keys.sorted().first(where: { !known.contains($0) }) {
+            throw CLIError("port \(name): unknown key '\(unknown)' for a \(portKind) \(kind)")
+        }
+        guard StreamLimits.channels.contains(channels) else {
+            throw CLIError("port \(name): channels must be between \(StreamLimits.channels.lowerBound) and \(StreamLimits.channels.upperBound)")
+        }
+        let descriptor = PortDescriptor(
+            name: name, title: title ?? name, kind: kind, channels: channels, sampleRates: rates, sampleFormats: formats)
+        return PortConfiguration(descriptor: descriptor, role: role)
+    }
+
+    private static func rawEncoding(_ text: String?, port: String) throws -> RawPCMEncoding {
+        guard let text else { return .s16le }
+        guard let encoding = RawPCMEncoding(rawValue: text.lowercased()) else {
+            throw CLIError("port \(port): encoding '\(text)' is not one of s16le, s24le, f32le")
+        }
+        return encoding
+    }
+}

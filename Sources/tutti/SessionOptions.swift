@@ -1,0 +1,51 @@
+import ArgumentParser
+import TuttiPeer
+import TuttiWire
+
+/// How a client command finds the session's peers.
+struct SessionOptions: ParsableArguments {
+    @Option(name: .customLong("peer"), help: ArgumentHelp("Also ask the peer whose control channel is at HOST:PORT (repeatable; works without Avahi).", valueName: "HOST:PORT"))
+    var peers: [ControlEndpoint] = []
+
+    @Flag(name: .customLong("no-discovery"), help: "Do not browse DNS-SD; use only --peer.")
+    var noDiscovery = false
+
+    @Option(help: ArgumentHelp("Seconds to browse for peers.", valueName: "SECONDS"))
+    var browse: Double = 1.5
+
+    func validate() throws {
+        if noDiscovery && peers.isEmpty { throw ValidationError("--no-discovery needs at least one --peer HOST:PORT") }
+        if !(browse > 0 && browse <= 30) { throw ValidationError("--browse must be between 0 and 30 seconds") }
+    }
+
+    /// Browses and describes the session's peers, reporting a discovery problem on stderr.
+    func findPeers(wanted: [String] = []) async -> [SessionPeer] {
+        let (peers, note) = await PeerBrowser.find(
+            explicit: self.peers, useDiscovery: !noDiscovery, wait: .milliseconds(Int64(browse * 1000)), wanted: wanted)
+        if let note { printError("note: \(note)") }
+        return peers
+    }
+
+    /// The peer named `name` (case-insensitive; a peer ID or its first 8 digits also match).
+    func peer(named name: String, in peers: [SessionPeer]) throws -> SessionPeer {
+        let lowered = name.lowercased()
+        if let match = peers.first(where: {
+            $0.name.lowercased() == lowered || $0.description?.id.rawValue == lowered
+                || ($0.description.map { lowered.count >= 8 && $0.id.rawValue.hasPrefix(lowered) } ?? false)
+        }) {
+            if let problem = match.problem { throw CLIError("peer \(match.name) does not answer: \(problem)") }
+            return match
+        }
+        let names = peers.map(\.name).sorted()
+        throw CLIError(
+            "no peer named '\(name)' found" + (names.isEmpty ? " (no peers found; is 'tutti peer' running and avahi-daemon up?)" : " (found: \(names.joined(separator: ", ")))"))
+    }
+}
+
+extension ControlEndpoint: ExpressibleByArgument {
+    public init?(argument: String) { self.init(parsing: argument) }
+}
+
+extension PortReference: ExpressibleByArgument {
+    public init?(argument: String) { self.init(parsing: argument) }
+}

@@ -93,22 +93,22 @@ public enum ToneAnalysis {
         return report
     }
 
-    /// Frequency from the first to the last positive-going zero crossing, with linear interpolation.
+    /// Frequency from the periods between positive-going zero crossings (linearly interpolated), ignoring
+    /// periods that a gap or click distorts (those more than 25 % off the median period).
     static func zeroCrossingFrequency(_ samples: [Float], from start: Int, to end: Int, sampleRate: Int) -> Double {
-        var firstCrossing: Double?
-        var lastCrossing = 0.0
-        var crossings = 0
         guard end > start else { return 0 }
+        var crossings = [Double]()
         for index in (start + 1)...end where samples[index - 1] < 0 && samples[index] >= 0 {
             let previous = Double(samples[index - 1])
             let current = Double(samples[index])
-            let position = Double(index - 1) + (-previous) / (current - previous)
-            if firstCrossing == nil { firstCrossing = position }
-            lastCrossing = position
-            crossings += 1
+            crossings.append(Double(index - 1) + (-previous) / (current - previous))
         }
-        guard let firstCrossing, crossings > 1, lastCrossing > firstCrossing else { return 0 }
-        return Double(crossings - 1) * Double(sampleRate) / (lastCrossing - firstCrossing)
+        guard crossings.count > 2 else { return 0 }
+        let periods = zip(crossings.dropFirst(), crossings).map { $0 - $1 }
+        let median = periods.sorted()[periods.count / 2]
+        let kept = periods.filter { abs($0 - median) <= 0.25 * median }
+        guard !kept.isEmpty else { return 0 }
+        return Double(kept.count) * Double(sampleRate) / kept.reduce(0, +)
     }
 
     /// Counts samples that break the recurrence x[n] = 2cos(ω)x[n−1] − x[n−2] that every sine obeys, by

@@ -108,8 +108,7 @@ public actor Peer {
         for (_, entry) in sending { await entry.port.remove(entry.connection) }
         sending.removeAll()
         for port in senderPorts.values { port.shutdown() }
-        for (_, entry) in receiving { await entry.port.remove(entry.connection) }
-        receiving.removeAll()
+        for id in Array(receiving.keys) { await remove(id, reason: "closed: peer stopping", notify: false) }
         for port in receiverPorts.values { port.shutdown() }
         await server.close()
         logger.info("peer \(publishedName) stopped")
@@ -292,7 +291,9 @@ public actor Peer {
         if let entry = receiving.removeValue(forKey: id) {
             await entry.port.remove(entry.connection)
             lastStates[id] = nil
-            logger.info("connection \(id) (\(entry.connection.summary.source) → \(entry.connection.summary.destination)) \(reason)")
+            let final = entry.connection.statistics()
+            logger.info(
+                "connection \(id) (\(entry.connection.summary.source) → \(entry.connection.summary.destination)) \(reason); final: received \(final.packetsReceived), lost \(final.packetsLost), late \(final.packetsLate), duplicated \(final.packetsDuplicated), reordered \(final.packetsReordered), invalid \(final.packetsInvalid), concealed \(final.concealedFrames) frames, underruns \(final.underruns)")
             if notify, let endpoint = entry.connection.peerEndpoint { await Self.notify(endpoint, of: id, reason: reason) }
         }
     }

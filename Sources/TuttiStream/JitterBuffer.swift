@@ -38,7 +38,7 @@ public enum JitterBufferState: Hashable, Sendable {
 ///
 /// **Losses** are counted when the play head passes a missing packet while a later one has arrived (so the
 /// end of a stream is an underrun, not a loss). A packet that arrives after its frames were played is
-/// `late`. After `signalLossTimeout` without packets the state is `.lost`; the next packet re-anchors.
+/// `late`, and no longer lost: every concealed packet is counted exactly once, as lost or as late. After `signalLossTimeout` without packets the state is `.lost`; the next packet re-anchors.
 ///
 /// **Concealment** is silence; audio fades out over `fadeFrames` before a gap (the buffer looks ahead at
 /// read time) and fades in after one, so gaps do not click.
@@ -163,6 +163,13 @@ public struct JitterBuffer: ~Copyable {
             return .duplicate
         }
         if extendedTimestamp + packetFrames <= playHead {
+            // Its frames were concealed when the play head passed: it was counted missing then, and is
+            // now known to be late rather than lost.
+            if pendingMissing > 0, extendedTimestamp <= pendingMissingUpTo {
+                pendingMissing -= 1
+            } else if counters.lost > 0 {
+                counters.lost -= 1
+            }
             counters.late &+= 1
             return .late
         }
@@ -226,12 +233,12 @@ public struct JitterBuffer: ~Copyable {
         guard state == .playing || state == .buffering else {
             output.update(repeating: 0)
             endGain = 0
-            counters.latencyNanoseconds = nil
+            if state == .lost { counters.latencyNanoseconds = nil }
             return
         }
 
         let packetFrames = Int64(format.packetFrames)
-        counters.latencyNanoseconds = nil
+        var measuredLatency = false
         var written = 0
         while written < frames {
             let position = playHead
@@ -244,7 +251,8 @@ public struct JitterBuffer: ~Copyable {
 
             if present {
                 if state == .buffering { state = .playing }
-                if counters.latencyNanoseconds == nil, slotCaptureTimes[slot] != .min {
+                if !measuredLatency, slotCaptureTimes[slot] != .min {
+                    measuredLatency = true
                     let captured = slotCaptureTimes[slot] + Int64(offsetInPacket) * 1_000_000_000 / Int64(format.sampleRate)
                     counters.latencyNanoseconds = captureClockNow + Int64(written) * 1_000_000_000 / Int64(format.sampleRate) - captured
                 }

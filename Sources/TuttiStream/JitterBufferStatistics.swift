@@ -4,7 +4,7 @@ public struct JitterBufferStatistics: Hashable, Sendable {
     public var received: UInt64 = 0
     /// Packets that never arrived before the play head passed them while later packets had arrived.
     public var lost: UInt64 = 0
-    /// Packets that arrived entirely after their playout time (dropped).
+    /// Packets that arrived entirely after their playout time (dropped; concealed, but not counted as lost).
     public var late: UInt64 = 0
     /// Packets seen twice (dropped).
     public var duplicated: UInt64 = 0
@@ -22,7 +22,8 @@ public struct JitterBufferStatistics: Hashable, Sendable {
     public var bufferedFrames: Int = 0
     /// RFC 3550 interarrival jitter, in frames.
     public var jitterFrames: Double = 0
-    /// Capture-to-playout latency of the last read's first frame, in nanoseconds (`nil` if unknown).
+    /// Capture-to-playout latency of the first received frame of the last read that played one, in
+    /// nanoseconds (`nil` before playout starts and after a loss of signal).
     public var latencyNanoseconds: Int64?
 
     public init() {}

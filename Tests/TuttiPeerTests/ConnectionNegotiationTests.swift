@@ -1,0 +1,95 @@
+import TuttiCore
+import TuttiPeer
+import TuttiWire
+import XCTest
+
+/// Connect, refuse and disconnect through real peers talking over their control channels on loopback.
+final class ConnectionNegotiationTests: XCTestCase {
+    private func connect(
+        _ source: String, _ destination: String, via sender: Peer, receiver: Peer, options: ConnectOptions = ConnectOptions()
+    ) async throws -> ControlResponse {
+        let request = ConnectRequest(
+            source: PortReference(parsing: source)!, destination: PortReference(parsing: destination)!,
+            destinationEndpoints: [receiver.endpoint], options: options)
+        return try await ControlClient.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
+    }
+
+    private func connections(of peer: Peer) async throws -> [ConnectionSummary] {
+        guard case .description(let description) = try await ControlClient.send(.describe, to: peer.endpoint) else {
+            XCTFail("describe did not answer a description")
+            return []
+        }
+        return description.connections
+    }
+
+    func testConnectAgreesOnAFormatAndStreams() async throws {
+        var lab = LoopbackPeers()
+        let sender = try await lab.start("a", ports: [.toneSender(name: "out", sampleRates: [44_100, 48_000])])
+        let receiver = try await lab.start("b", ports: [.receiver(name: "in", sink: .null, channels: 1, sampleRates: [48_000])])
+
+        let response = try await connect("a:out", "b:in", via: sender, receiver: receiver, options: ConnectOptions(latencyMilliseconds: 20))
+        guard case .connected(let summary) = response else { return XCTFail("expected connected, got \(response)") }
+        XCTAssertEqual(summary.format, StreamFormat(sampleRate: 48_000, channels: 1, sampleFormat: .l24, packetFrames: 64, targetLatencyFrames: 960))
+
+        // Media flows: the receiver counts packets within a second.
+        var received: UInt64 = 0
+        for _ in 0..<40 where received < 50 {
+            try await Task.sleep(for: .milliseconds(50))
+            if case .statistics(let list) = try await ControlClient.send(.statistics, to: receiver.endpoint) {
+                received = list.first?.packetsReceived ?? 0
+            }
+        }
+        XCTAssertGreaterThanOrEqual(received, 50)
+
+        let disconnected = try await ControlClient.send(
+            .disconnect(DisconnectRequest(source: PortReference(peer: "a", port: "out"))), to: sender.endpoint)
+        XCTAssertEqual(disconnected, .disconnected(count: 1))
+        let remainingOnSender = try await connections(of: sender)
+        let remainingOnReceiver = try await connections(of: receiver)
+        XCTAssertTrue(remainingOnSender.isEmpty)
+        XCTAssertTrue(remainingOnReceiver.isEmpty, "the teardown reaches the receiver")
+        await lab.stopAll()
+    }
+
+    func testRefusalsLeaveNothingHalfConnected() async throws {
+        var lab = LoopbackPeers()
+        let sender = try await lab.start("a", ports: [.toneSender(name: "out", sampleRates: [44_100]), .receiver(name: "ret", sink: .null)])
+        let receiver = try await lab.start("b", ports: [.receiver(name: "in", sink: .null, sampleRates: [48_000]), .toneSender(name: "gen")])
+
+        let cases: [(String, String, ConnectOptions, ControlFailure)] = [
+            ("a:out", "b:in", ConnectOptions(),
+             ControlFailure(.noCommonFormat, "no common sample rate: a:out offers 44100 Hz, b:in accepts 48000 Hz")),
+            ("a:out", "b:nope", ConnectOptions(),
+             ControlFailure(.unknownPort, "peer b has no port 'nope' (ports: in, gen)")),
+            ("a:ret", "b:in", ConnectOptions(),
+             ControlFailure(.wrongDirection, "a:ret is a receiver port and cannot be a source; give a sender port first")),
+            ("a:out", "b:gen", ConnectOptions(),
+             ControlFailure(.wrongDirection, "b:gen is a sender port and cannot receive audio; choose a receiver port")),
+            ("a:out", "b:in", ConnectOptions(sampleRate: 48_000),
+             ControlFailure(.noCommonFormat, "a:out cannot send at 48000 Hz (it offers 44100 Hz)")),
+        ]
+        for (source, destination, options, expected) in cases {
+            let response = try await connect(source, destination, via: sender, receiver: receiver, options: options)
+            XCTAssertEqual(response, .failure(expected), "\(source) → \(destination)")
+        }
+        let onSender = try await connections(of: sender)
+        let onReceiver = try await connections(of: receiver)
+        XCTAssertTrue(onSender.isEmpty)
+        XCTAssertTrue(onReceiver.isEmpty)
+        await lab.stopAll()
+    }
+
+    func testUnreachableReceiverIsReportedInOneLine() async throws {
+        var lab = LoopbackPeers()
+        let sender = try await lab.start("a", ports: [.toneSender(name: "out")])
+        let request = ConnectRequest(
+            source: PortReference(peer: "a", port: "out"), destination: PortReference(peer: "gone", port: "in"),
+            destinationEndpoints: [ControlEndpoint(host: "127.0.0.1", port: 9)], options: ConnectOptions())
+        let response = try await ControlClient.send(.connect(request), to: sender.endpoint, timeout: .seconds(8))
+        guard case .failure(let failure) = response else { return XCTFail("expected a failure, got \(response)") }
+        XCTAssertEqual(failure.code, .unreachable)
+        XCTAssertTrue(failure.message.hasPrefix("cannot reach gone: "), failure.message)
+        XCTAssertFalse(failure.message.contains("\n"))
+        await lab.stopAll()
+    }
+}

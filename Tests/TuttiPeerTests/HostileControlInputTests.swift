@@ -1,0 +1,73 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import TuttiPeer
+import TuttiWire
+import XCTest
+
+/// Malformed or hostile control input gets an error reply and a closed connection, never a crash.
+final class HostileControlInputTests: XCTestCase {
+    /// Sends raw bytes to the peer's control port and returns everything it answers before closing.
+    private func exchange(_ bytes: [UInt8], port: UInt16) throws -> [UInt8] {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        XCTAssertGreaterThanOrEqual(descriptor, 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        XCTAssertEqual(connected, 0)
+        var timeout = timeval(tv_sec: 3, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
+        var reply = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count <= 0 { break }  // closed by the peer (or timed out)
+            reply += buffer[0..<count]
+        }
+        return reply
+    }
+
+    private func frame(_ json: String) -> [UInt8] {
+        let body = Array(json.utf8)
+        let length = UInt32(body.count)
+        return [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)] + body
+    }
+
+    private func decodedFailure(_ reply: [UInt8]) throws -> ControlFailure? {
+        guard reply.count > 4 else { return nil }
+        let envelope = try ControlCodec.decodeResponse(Array(reply.dropFirst(4)))
+        if case .failure(let failure) = envelope.message { return failure }
+        return nil
+    }
+
+    func testMalformedFramesGetAnErrorAndTheConnectionCloses() async throws {
+        var lab = LoopbackPeers()
+        let peer = try await lab.start("victim", ports: [.receiver(name: "in", sink: .null)])
+        let port = peer.controlPort
+        let inputs: [(String, [UInt8], ControlFailure.Code)] = [
+            ("not JSON", frame("hello"), .malformed),
+            ("empty object", frame("{}"), .malformed),
+            ("newer protocol", frame(#"{"v":9,"id":1,"type":"describe"}"#), .unsupportedVersion),
+            ("unknown type", frame(#"{"v":1,"id":1,"type":"format-disk"}"#), .malformed),
+            ("bad port name", frame(#"{"v":1,"id":1,"type":"disconnect","body":{"source":{"peer":"a","port":"../etc"}}}"#), .malformed),
+            ("huge length prefix", [0xFF, 0xFF, 0xFF, 0xFF, 0x7B], .malformed),
+            ("control characters", frame(#"{"v":1,"id":1,"type":"teardown","body":{"connectionID":"0123456789abcdef","reason":"a\u0007b"}}"#), .malformed),
+        ]
+        for (name, bytes, code) in inputs {
+            let reply = try exchange(bytes, port: port)
+            let failure = try decodedFailure(reply)
+            XCTAssertEqual(failure?.code, code, "\(name): \(String(decoding: reply, as: UTF8.self))")
+        }
+        // Still alive and answering.
+        let response = try await ControlClient.send(.describe, to: peer.endpoint)
+        guard case .description(let description) = response else { return XCTFail("no description after hostile input") }
+        XCTAssertEqual(description.name, "victim")
+        await lab.stopAll()
+    }
+}

@@ -16,6 +16,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Tutti", targets: ["TuttiPeer"]),
+        // The data plane alone (wire formats, PCM, jitter buffer, packetizer): for apps with their own I/O.
+        .library(name: "TuttiMedia", targets: ["TuttiCore", "TuttiWire", "TuttiCodec", "TuttiStream"]),
         .executable(name: "tutti", targets: ["tutti"]),
     ],
     dependencies: [

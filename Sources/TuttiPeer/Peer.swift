@@ -24,6 +24,9 @@ public actor Peer {
     private let logger: Logger
     private let server: ControlServer
     private var discovery: ServiceDiscovery?
+    /// Discovery events, in the order Avahi reported them, consumed by `run()`.
+    private let discoveryEvents: AsyncStream<DiscoveryEvent>
+    private let discoveryContinuation: AsyncStream<DiscoveryEvent>.Continuation
     private var publishedName: String
     private var senderPorts: [String: SenderPort] = [:]
     private var receiverPorts: [String: ReceiverPort] = [:]
@@ -60,6 +63,7 @@ public actor Peer {
         self.controlPort = server.port
         self.logger = logger
         self.publishedName = configuration.name
+        (discoveryEvents, discoveryContinuation) = AsyncStream.makeStream()
         for port in configuration.ports {
             switch port.role {
             case .sender(let source):
@@ -85,6 +89,9 @@ public actor Peer {
                 await server.run(logger: logger) { request, remote in await self.handle(request, remoteHost: remote) }
             }
             group.addTask { await self.watchConnections() }
+            group.addTask {
+                for await event in self.discoveryEvents { await self.discoveryEvent(event) }
+            }
         }
     }
 
@@ -94,6 +101,7 @@ public actor Peer {
         guard !stopped else { return }
         stopped = true
         discovery?.stop()
+        discoveryContinuation.finish()
         await withDiscardingTaskGroup { group in
             for (id, entry) in sending {
                 let endpoint = entry.connection.peerEndpoint
@@ -330,10 +338,8 @@ public actor Peer {
     private func startDiscovery() {
         guard configuration.discovery else { return }
         do {
-            let discovery = try ServiceDiscovery(serviceType: "_tutti._udp") { [weak self] event in
-                guard let self else { return }
-                Task { await self.discoveryEvent(event) }
-            }
+            let continuation = discoveryContinuation
+            let discovery = try ServiceDiscovery(serviceType: "_tutti._udp") { event in continuation.yield(event) }
             self.discovery = discovery
             discovery.publish(name: configuration.name, port: controlPort, txt: txtRecord())
             discovery.startBrowsing()

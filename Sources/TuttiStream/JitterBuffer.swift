@@ -112,7 +112,7 @@ public struct JitterBuffer: ~Copyable {
     public var statistics: JitterBufferStatistics {
         var copy = counters
         copy.jitterFrames = jitter.frames
-        copy.bufferedFrames = state == .idle || state == .lost ? 0 : max(0, Int(highestEnd - playHead))
+        if state == .idle || state == .lost { copy.bufferedFrames = 0 }
         return copy
     }
 
@@ -237,6 +237,8 @@ public struct JitterBuffer: ~Copyable {
             return
         }
 
+        // The level the device finds when it comes to read: what the target latency is about.
+        counters.bufferedFrames = max(0, Int(highestEnd - playHead))
         let packetFrames = Int64(format.packetFrames)
         var measuredLatency = false
         var written = 0

@@ -18,7 +18,7 @@ public struct JitterBufferStatistics: Hashable, Sendable {
     public var concealedFrames: UInt64 = 0
     /// Times the buffer re-anchored its play head (first packet, stream back after a loss of signal, jump).
     public var resynchronizations: UInt64 = 0
-    /// Frames buffered ahead of the play head after the last read.
+    /// Frames buffered ahead of the play head when the last read began.
     public var bufferedFrames: Int = 0
     /// RFC 3550 interarrival jitter, in frames.
     public var jitterFrames: Double = 0

@@ -6,12 +6,10 @@ import Musl
 import TuttiCore
 
 /// Sample encodings a WAV file may use.
-public enum WAVEncoding: Hashable, Sendable {
-    case int16
-    case int24
-    case float32
+public typealias WAVEncoding = LittleEndianPCM
 
-    var bitsPerSample: Int { self == .int16 ? 16 : self == .int24 ? 24 : 32 }
+extension LittleEndianPCM {
+    var bitsPerSample: Int { bytesPerSample * 8 }
 }
 
 /// Why a WAV file could not be read.
@@ -97,23 +95,10 @@ public struct WAVAudio: Sendable {
         case (3, 32): encoding = .float32
         default: throw WAVError(path: path, reason: "unsupported encoding (format \(format.tag), \(format.bits) bits)")
         }
-        let width = encoding.bitsPerSample / 8
-        let count = data.count / width
+        let count = data.count / encoding.bytesPerSample
         var samples = [Float](repeating: 0, count: count - count % format.channels)
-        let base = data.startIndex
-        for index in 0..<samples.count {
-            let offset = base + index * width
-            switch encoding {
-            case .int16:
-                samples[index] = Float(Int16(bitPattern: UInt16(data[offset]) | UInt16(data[offset + 1]) << 8)) / 32_768
-            case .int24:
-                let raw = UInt32(data[offset]) << 8 | UInt32(data[offset + 1]) << 16 | UInt32(data[offset + 2]) << 24
-                samples[index] = Float(Int32(bitPattern: raw) >> 8) / 8_388_608
-            case .float32:
-                let raw = UInt32(data[offset]) | UInt32(data[offset + 1]) << 8 | UInt32(data[offset + 2]) << 16
-                    | UInt32(data[offset + 3]) << 24
-                samples[index] = Float(bitPattern: raw)
-            }
+        data.withUnsafeBytes { bytes in
+            samples.withUnsafeMutableBufferPointer { encoding.decode(bytes, into: $0) }
         }
         return WAVAudio(sampleRate: format.rate, channels: format.channels, encoding: encoding, samples: samples)
     }
@@ -147,25 +132,9 @@ public final class WAVWriter {
     /// Appends interleaved samples (clamped to [-1, 1]).
     public func write(_ samples: UnsafeBufferPointer<Float>) {
         guard let file else { return }
-        let width = encoding.bitsPerSample / 8
+        let width = encoding.bytesPerSample
         if scratch.count < samples.count * width { scratch = [UInt8](repeating: 0, count: samples.count * width) }
-        for (index, sample) in samples.enumerated() {
-            let offset = index * width
-            switch encoding {
-            case .int16:
-                let value = UInt16(bitPattern: Int16(SampleQuantization.integer(sample, scale: 32_768, maximum: 32_767)))
-                scratch[offset] = UInt8(value & 0xFF)
-                scratch[offset + 1] = UInt8(value >> 8)
-            case .int24:
-                let value = UInt32(bitPattern: SampleQuantization.integer(sample, scale: 8_388_608, maximum: 8_388_607))
-                scratch[offset] = UInt8(value & 0xFF)
-                scratch[offset + 1] = UInt8(value >> 8 & 0xFF)
-                scratch[offset + 2] = UInt8(value >> 16 & 0xFF)
-            case .float32:
-                let value = sample.bitPattern
-                for byte in 0..<4 { scratch[offset + byte] = UInt8(value >> (8 * byte) & 0xFF) }
-            }
-        }
+        scratch.withUnsafeMutableBytes { encoding.encode(samples, into: $0) }
         fwrite(scratch, 1, samples.count * width, file)
         dataBytes += samples.count * width
     }

@@ -1,4 +1,5 @@
 import TuttiCore
+import TuttiIO
 
 /// Raw PCM encodings for stdin sources and stdout sinks (little-endian, interleaved, as `aplay`/`sox` use).
 public enum RawPCMEncoding: String, Sendable, Hashable, CaseIterable {
@@ -6,7 +7,14 @@ public enum RawPCMEncoding: String, Sendable, Hashable, CaseIterable {
     case s24le
     case f32le
 
-    var bytesPerSample: Int { self == .s16le ? 2 : self == .s24le ? 3 : 4 }
+    /// The byte layout.
+    var layout: LittleEndianPCM {
+        switch self {
+        case .s16le: .int16
+        case .s24le: .int24
+        case .f32le: .float32
+        }
+    }
 }
 
 /// Where a sender port's audio comes from.

@@ -63,24 +63,8 @@ final class SinkWriter: @unchecked Sendable {
                         sinceFlush = 0
                     }
                 case .raw(let encoding):
-                    let width = encoding.bytesPerSample
-                    for (index, sample) in samples.enumerated() {
-                        let offset = index * width
-                        switch encoding {
-                        case .s16le:
-                            let value = UInt16(bitPattern: Int16(SampleQuantization.integer(sample, scale: 32_768, maximum: 32_767)))
-                            bytes[offset] = UInt8(value & 0xFF)
-                            bytes[offset + 1] = UInt8(value >> 8)
-                        case .s24le:
-                            let value = UInt32(bitPattern: SampleQuantization.integer(sample, scale: 8_388_608, maximum: 8_388_607))
-                            bytes[offset] = UInt8(value & 0xFF)
-                            bytes[offset + 1] = UInt8(value >> 8 & 0xFF)
-                            bytes[offset + 2] = UInt8(value >> 16 & 0xFF)
-                        case .f32le:
-                            let value = sample.bitPattern
-                            for byte in 0..<4 { bytes[offset + byte] = UInt8(value >> (8 * byte) & 0xFF) }
-                        }
-                    }
+                    let width = encoding.layout.bytesPerSample
+                    bytes.withUnsafeMutableBytes { encoding.layout.encode(samples, into: $0) }
                     var written = 0
                     let total = count * width
                     while written < total {

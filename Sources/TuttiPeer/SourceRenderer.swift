@@ -86,7 +86,7 @@ final class StandardInputReader: @unchecked Sendable {
         ring = SampleRing(capacity: sampleRate * channels)  // one second
         let ring = ring
         thread = OSThread(name: "tutti-stdin") { [self] in
-            let width = encoding.bytesPerSample
+            let width = encoding.layout.bytesPerSample
             var bytes = [UInt8](repeating: 0, count: 4096 * width)
             var samples = [Float](repeating: 0, count: 4096)
             var carry = 0
@@ -100,19 +100,8 @@ final class StandardInputReader: @unchecked Sendable {
                 if count <= 0 { break }
                 let total = carry + count
                 let whole = total / width
-                for index in 0..<whole {
-                    let offset = index * width
-                    switch encoding {
-                    case .s16le:
-                        samples[index] = Float(Int16(bitPattern: UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8)) / 32_768
-                    case .s24le:
-                        let raw = UInt32(bytes[offset]) << 8 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 24
-                        samples[index] = Float(Int32(bitPattern: raw) >> 8) / 8_388_608
-                    case .f32le:
-                        let raw = UInt32(bytes[offset]) | UInt32(bytes[offset + 1]) << 8 | UInt32(bytes[offset + 2]) << 16
-                            | UInt32(bytes[offset + 3]) << 24
-                        samples[index] = Float(bitPattern: raw)
-                    }
+                bytes.withUnsafeBytes { raw in
+                    samples.withUnsafeMutableBufferPointer { encoding.layout.decode(raw, into: UnsafeMutableBufferPointer(rebasing: $0[0..<whole])) }
                 }
                 _ = samples.withUnsafeBufferPointer { ring.write(UnsafeBufferPointer(rebasing: $0[0..<whole])) }
                 carry = total - whole * width

@@ -139,8 +139,8 @@ public enum ToneAnalysis {
     /// starts in `reference` (exact match of a window after the fade-in) and counts differing samples
     /// from there to the end of the shorter of the two, leaving out `tailFrames` where the stream's end fades.
     ///
-    /// - Returns: `nil` when no alignment is found; otherwise the offset into the reference and the number of
-    ///   compared and differing samples.
+    /// - Returns: `nil` when no alignment is found; otherwise where the comparison window (first sound +
+    ///   `skipFrames`) was found in the reference, and the number of compared and differing samples.
     public static func compare(
         recording: [Float], reference: [Float], skipFrames: Int = 480, windowFrames: Int = 64, tailFrames: Int = 256
     ) -> (offset: Int, compared: Int, differing: Int)? {

@@ -62,7 +62,7 @@ public enum ControlClient {
                 }
             }
         return try await channel.executeThenClose { inbound, outbound in
-            let frame = ControlCodec.encodeRequest(ControlEnvelope(id: 1, message: request))
+            let frame = try ControlCodec.encodeRequest(ControlEnvelope(id: 1, message: request))
             try await outbound.write(ByteBuffer(bytes: frame))
             for try await frame in inbound {
                 switch frame {

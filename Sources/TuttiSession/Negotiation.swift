@@ -133,6 +133,9 @@ public enum Negotiation {
         // Latency.
         let packetMilliseconds = Double(packetFrames) * 1000 / Double(sampleRate)
         let latencyMilliseconds = options.latencyMilliseconds ?? max(defaults.latencyMilliseconds, 2 * packetMilliseconds)
+        guard latencyMilliseconds.isFinite else {
+            return .failure(NegotiationRefusal(.invalidOption, "latency must be a finite number of milliseconds"))
+        }
         guard latencyMilliseconds >= 2 * packetMilliseconds - 1e-9 else {
             return .failure(NegotiationRefusal(
                 .invalidOption,
@@ -160,6 +163,7 @@ public enum Negotiation {
     }
 
     private static func formatted(_ value: Double) -> String {
+        guard value.isFinite, abs(value) < 1e12 else { return "\(value)" }
         let hundredths = Int((value * 100).rounded())
         return hundredths % 100 == 0 ? "\(hundredths / 100)" : "\(Double(hundredths) / 100)"
     }

@@ -58,6 +58,10 @@ public struct JitterBuffer: ~Copyable {
     private let slotTimestamps: UnsafeMutableBufferPointer<Int64>
     /// Capture time of each slot's first frame (capture-clock nanoseconds), or `Int64.min` when unknown.
     private let slotCaptureTimes: UnsafeMutableBufferPointer<Int64>
+    /// Timestamp of the packet the play head passed missing in each slot (counted lost or pending), or `Int64.min`.
+    private let slotMissed: UnsafeMutableBufferPointer<Int64>
+    /// Whether that miss is still pending (nothing newer had arrived), rather than counted lost.
+    private let slotMissedPending: UnsafeMutableBufferPointer<Bool>
     /// Decoded samples, `samplesPerPacket` per slot.
     private let samples: UnsafeMutableBufferPointer<Float>
 
@@ -70,11 +74,14 @@ public struct JitterBuffer: ~Copyable {
     private var anchorTimestamp: Int64 = 0
     private var playHead: Int64 = 0
     private var lastArrival: HostTime?
-    /// Gain at the end of the last output frame: 0 after silence or a fade-out, 1 after plain audio.
-    private var endGain: Float = 0
+    /// Position on the fade ramp at the end of the last output frame, 0…`fadeFrames` (gain = step / fadeFrames):
+    /// 0 after silence or a fade-out, `fadeFrames` after plain audio. Kept as an integer so gains are exact.
+    private var fadeStep = 0
     /// Packets passed missing while nothing newer had arrived: lost if something newer arrives later.
     private var pendingMissing: UInt64 = 0
     private var pendingMissingUpTo: Int64 = .min
+    /// A packet far ahead of the window, waiting for the next one to confirm a jump.
+    private var jumpCandidate: (sequenceNumber: UInt16, timestamp: UInt32)?
     private var wasEmpty = true
     private var counters = JitterBufferStatistics()
     public private(set) var state: JitterBufferState = .idle
@@ -98,6 +105,10 @@ public struct JitterBuffer: ~Copyable {
         slotTimestamps.initialize(repeating: .min)
         slotCaptureTimes = .allocate(capacity: capacity)
         slotCaptureTimes.initialize(repeating: .min)
+        slotMissed = .allocate(capacity: capacity)
+        slotMissed.initialize(repeating: .min)
+        slotMissedPending = .allocate(capacity: capacity)
+        slotMissedPending.initialize(repeating: false)
         samples = .allocate(capacity: capacity * format.samplesPerPacket)
         samples.initialize(repeating: 0)
     }
@@ -105,6 +116,8 @@ public struct JitterBuffer: ~Copyable {
     deinit {
         slotTimestamps.deallocate()
         slotCaptureTimes.deallocate()
+        slotMissed.deallocate()
+        slotMissedPending.deallocate()
         samples.deallocate()
     }
 
@@ -140,13 +153,27 @@ public struct JitterBuffer: ~Copyable {
             resynchronized = true
         }
         var extendedTimestamp = timestampExtender.peek(timestamp)
-        // A packet far outside the ring's window means the stream jumped (sender restart, clock step).
         let window = Int64(capacity) * packetFrames
-        if extendedTimestamp >= playHead + window || extendedTimestamp < playHead - window {
-            anchor(on: sequenceNumber, timestamp: timestamp)
-            extendedTimestamp = timestampExtender.peek(timestamp)
-            resynchronized = true
+        if extendedTimestamp < playHead - window || extendedTimestamp >= playHead + window {
+            // Far outside the ring: a jump (sender restart, clock step) only if the next packet agrees, as
+            // RFC 3550 does for sequence jumps; a single straggler or stray packet must not reset the stream.
+            if let candidate = jumpCandidate, sequenceNumber == candidate.sequenceNumber &+ 1,
+                timestamp == candidate.timestamp &+ UInt32(format.packetFrames)
+            {
+                anchor(on: sequenceNumber, timestamp: timestamp)
+                extendedTimestamp = timestampExtender.peek(timestamp)
+                resynchronized = true
+            } else {
+                jumpCandidate = (sequenceNumber, timestamp)
+                if extendedTimestamp < playHead {
+                    counters.late &+= 1  // too old to tell apart from what the ring holds now
+                    return .late
+                }
+                counters.invalid &+= 1
+                return .invalid
+            }
         }
+        jumpCandidate = nil
         let offset = extendedTimestamp - anchorTimestamp
         if offset < 0 {
             // Older than the packet the buffer anchored on: its time has passed.
@@ -162,16 +189,22 @@ public struct JitterBuffer: ~Copyable {
             counters.duplicated &+= 1
             return .duplicate
         }
+        let wasMissed = slotMissed[slot] == extendedTimestamp
         if extendedTimestamp + packetFrames <= playHead {
-            // Its frames were concealed when the play head passed: it was counted missing then, and is
-            // now known to be late rather than lost.
-            if pendingMissing > 0, extendedTimestamp <= pendingMissingUpTo {
-                pendingMissing -= 1
-            } else if counters.lost > 0 {
-                counters.lost -= 1
+            guard wasMissed else {
+                // Its time has passed and it was not missed, so it was played: a stale duplicate.
+                counters.duplicated &+= 1
+                return .duplicate
             }
+            // Concealed when the play head passed; now known to be late rather than lost.
+            unmarkMissed(slot)
             counters.late &+= 1
             return .late
+        }
+        if wasMissed {
+            // Partly late: the head passed its start (concealed); the rest still plays. Late, not lost.
+            unmarkMissed(slot)
+            counters.late &+= 1
         }
 
         _ = timestampExtender.extend(timestamp)
@@ -183,9 +216,11 @@ public struct JitterBuffer: ~Copyable {
             // A newer packet exists, so the gaps the play head passed were losses, not the stream's end.
             counters.lost &+= pendingMissing
             pendingMissing = 0
+            slotMissedPending.update(repeating: false)
         }
 
         slotTimestamps[slot] = extendedTimestamp
+        slotMissed[slot] = .min
         slotCaptureTimes[slot] = captureTime ?? .min
         let destination = UnsafeMutableBufferPointer(rebasing: samples[(slot * format.samplesPerPacket)...].prefix(format.samplesPerPacket))
         PCMCodec.decode(payload, as: format.sampleFormat, into: destination)
@@ -206,6 +241,9 @@ public struct JitterBuffer: ~Copyable {
         highestSequence = sequenceExtender.peek(sequenceNumber) - 1
         highestTimestamp = .min
         slotTimestamps.update(repeating: .min)
+        slotMissed.update(repeating: .min)
+        slotMissedPending.update(repeating: false)
+        jumpCandidate = nil
         jitter.reset()
         pendingMissing = 0
         playHead = anchorTimestamp + Int64(format.packetFrames) - Int64(format.targetLatencyFrames)
@@ -232,7 +270,7 @@ public struct JitterBuffer: ~Copyable {
         }
         guard state == .playing || state == .buffering else {
             output.update(repeating: 0)
-            endGain = 0
+            fadeStep = 0
             if state == .lost { counters.latencyNanoseconds = nil }
             return
         }
@@ -267,7 +305,7 @@ public struct JitterBuffer: ~Copyable {
             } else {
                 concealFrames(count: count, in: output, at: written)
                 if packetIndex >= 0 && offsetInPacket == 0 {
-                    notePassedMissingPacket(at: packetStart)
+                    notePassedMissingPacket(at: packetStart, slot: slot)
                 }
             }
             written += count
@@ -279,14 +317,30 @@ public struct JitterBuffer: ~Copyable {
         }
     }
 
-    private mutating func notePassedMissingPacket(at packetStart: Int64) {
+    /// Counts a packet the play head passed while it was missing: lost if a newer packet had arrived,
+    /// pending (end of stream, or lost) otherwise. Marked in its slot, so a late arrival can be told apart.
+    private mutating func notePassedMissingPacket(at packetStart: Int64, slot: Int) {
         guard state == .playing else { return }
+        slotMissed[slot] = packetStart
         if highestTimestamp > packetStart {
             counters.lost &+= 1
+            slotMissedPending[slot] = false
         } else {
             pendingMissing &+= 1
             pendingMissingUpTo = packetStart
+            slotMissedPending[slot] = true
         }
+    }
+
+    /// A packet counted missing has arrived after all: take it out of the lost (or pending) count.
+    private mutating func unmarkMissed(_ slot: Int) {
+        if slotMissedPending[slot] {
+            pendingMissing -= 1
+        } else {
+            counters.lost -= 1
+        }
+        slotMissed[slot] = .min
+        slotMissedPending[slot] = false
     }
 
     private mutating func copyFrames(
@@ -297,17 +351,14 @@ public struct JitterBuffer: ~Copyable {
         let base = slot * format.samplesPerPacket + offset * channels
         let fadeOutStart = format.packetFrames - fadeFrames
         for frame in 0..<count {
-            var gain: Float = 1
-            if endGain < 1 {
-                // Fading in after silence or a fade-out.
-                gain = min(1, endGain + 1 / Float(fadeFrames))
-            }
+            // Fading in after silence or a fade-out, one step a frame; fading out toward a missing packet.
+            var step = min(fadeFrames, fadeStep + 1)
             let framePosition = offset + frame
             if fadeOutAtEnd, framePosition >= fadeOutStart {
-                let remaining = Float(format.packetFrames - framePosition - 1) / Float(fadeFrames)
-                gain = min(gain, remaining)
+                step = min(step, format.packetFrames - framePosition - 1)
             }
-            endGain = gain
+            fadeStep = step
+            let gain = step == fadeFrames ? Float(1) : Float(step) / Float(fadeFrames)
             let source = base + frame * channels
             let destination = (outputFrame + frame) * channels
             for channel in 0..<channels {
@@ -320,7 +371,7 @@ public struct JitterBuffer: ~Copyable {
         let channels = format.channels
         let start = outputFrame * channels
         for index in start..<(start + count * channels) { output[index] = 0 }
-        endGain = 0
+        fadeStep = 0
         if state == .playing { counters.concealedFrames &+= UInt64(count) }
     }
 }

@@ -60,13 +60,21 @@ public enum ControlCodec {
     public static let lengthPrefixBytes = 4
 
     /// Encodes `envelope` as a complete frame (length prefix + JSON).
-    public static func encodeRequest(_ envelope: ControlEnvelope<ControlRequest>) -> [UInt8] {
-        frame(RequestBox(envelope: envelope))
+    ///
+    /// - Throws: `ControlFailure(.invalidOption, …)` when a field cannot be written as JSON (a non-finite number).
+    public static func encodeRequest(_ envelope: ControlEnvelope<ControlRequest>) throws(ControlFailure) -> [UInt8] {
+        guard let bytes = frame(RequestBox(envelope: envelope)) else {
+            throw ControlFailure(.invalidOption, "cannot encode the \(envelope.message.typeName) request: a number is not finite")
+        }
+        return bytes
     }
 
-    /// Encodes `envelope` as a complete frame (length prefix + JSON).
+    /// Encodes `envelope` as a complete frame (length prefix + JSON); a response that cannot be written as
+    /// JSON (a non-finite number) is replaced by an internal-error response, which always can.
     public static func encodeResponse(_ envelope: ControlEnvelope<ControlResponse>) -> [UInt8] {
-        frame(ResponseBox(envelope: envelope))
+        if let bytes = frame(ResponseBox(envelope: envelope)) { return bytes }
+        let failure = ControlFailure(.internalError, "the \(envelope.message.typeName) response could not be encoded")
+        return frame(ResponseBox(envelope: ControlEnvelope(id: envelope.id, message: .failure(failure))))!
     }
 
     /// Decodes and validates the JSON body of one frame (without its length prefix).
@@ -94,11 +102,10 @@ public enum ControlCodec {
         return length
     }
 
-    private static func frame(_ value: some Encodable) -> [UInt8] {
+    private static func frame(_ value: some Encodable) -> [UInt8]? {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        // Encoding our own validated types cannot fail; a failure here is a bug.
-        let json = try! encoder.encode(value)
+        guard let json = try? encoder.encode(value) else { return nil }
         let length = UInt32(json.count)
         return [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
             + Array(json)

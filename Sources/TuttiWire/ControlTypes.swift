@@ -21,7 +21,7 @@ public struct PortReference: Hashable, Sendable, Codable, CustomStringConvertibl
         self.port = port
     }
 
-    /// Parses `PEER:PORT` (the last colon splits, so peer names may not contain one).
+    /// Parses `PEER:PORT`: the last colon splits (port names never contain one); the port must be a valid name.
     public init?(parsing text: String) {
         guard let colon = text.lastIndex(of: ":") else { return nil }
         let peer = String(text[..<colon])

@@ -42,9 +42,14 @@ public enum ControlValidation {
             try checkList(body.ports, "ports")
             for port in body.ports { try check(port) }
             try checkList(body.connections, "connections")
-            for connection in body.connections { try check(connection.format) }
+            for connection in body.connections { try check(connection) }
             try checkList(body.knownPeers, "knownPeers")
-        case .connected(let body): try check(body.format)
+            for peer in body.knownPeers {
+                try checkText(peer.name, "knownPeers.name")
+                try checkList(peer.endpoints, "knownPeers.endpoints")
+                for endpoint in peer.endpoints { try check(endpoint) }
+            }
+        case .connected(let body): try check(body)
         case .answer(let body):
             try check(body.format)
             try require(body.mediaPort != 0, "mediaPort must not be 0")
@@ -52,9 +57,15 @@ public enum ControlValidation {
         case .disconnected(let count): try require(count >= 0, "negative count")
         case .statistics(let list):
             try checkList(list, "statistics")
-            for entry in list { try check(entry.format) }
+            for entry in list {
+                try check(entry.source, "source")
+                try check(entry.destination, "destination")
+                try check(entry.format)
+            }
         case .failure(let failure):
+            // The CLI prints it: one line, no terminal escapes.
             try require(failure.message.utf8.count <= 1024, "error message too long")
+            try require(!failure.message.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "error message contains control characters")
         }
     }
 
@@ -70,11 +81,19 @@ public enum ControlValidation {
             "target latency of \(format.targetLatencyFrames) frames out of range")
     }
 
+    static func check(_ connection: ConnectionSummary) throws(ControlDecodingError) {
+        try check(connection.source, "source")
+        try check(connection.destination, "destination")
+        try check(connection.format)
+    }
+
     static func check(_ port: PortDescriptor) throws(ControlDecodingError) {
         try require(PortDescriptor.isValidName(port.name), "invalid port name")
         try checkText(port.title, "title", allowEmpty: true)
         try require(StreamLimits.channels.contains(port.channels), "channels out of range")
         try require(port.sampleRates.count <= 32, "too many sample rates")
+        for rate in port.sampleRates { try require(StreamLimits.sampleRates.contains(rate), "sample rate \(rate) out of range") }
+        try require(port.sampleFormats.count <= 8, "too many sample formats")
     }
 
     static func check(_ reference: PortReference, _ field: String) throws(ControlDecodingError) {

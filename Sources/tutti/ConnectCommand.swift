@@ -39,6 +39,7 @@ struct ConnectCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let format, SampleFormat(loosely: format) == nil { throw ValidationError("--format must be L16 or L24") }
+        if let latency, !(latency.isFinite && latency > 0) { throw ValidationError("--latency must be a positive number of milliseconds") }
     }
 
     func run() async throws {

@@ -1,0 +1,213 @@
+import TuttiCore
+import TuttiSession
+import TuttiWire
+import XCTest
+
+/// The receiver's choice of stream format, and every refusal with the exact line the user sees.
+final class NegotiationTests: XCTestCase {
+    private let source = PortReference(peer: "stage", port: "out")
+    private let destination = PortReference(peer: "foh", port: "in")
+
+    private func offer(
+        channels: Int = 2, sampleRates: [Int] = [48_000, 44_100], sampleFormats: [SampleFormat] = [.l24, .l16],
+        options: ConnectOptions = ConnectOptions()
+    ) -> StreamOffer {
+        StreamOffer(
+            connectionID: ConnectionID("0123456789abcdef")!, senderPeerID: PeerID(String(repeating: "a", count: 32))!,
+            source: source, destination: destination, channels: channels, sampleRates: sampleRates,
+            sampleFormats: sampleFormats, options: options, captureClock: .realtime, senderControlPort: 7_400)
+    }
+
+    private func receiver(
+        kind: PortKind = .receiver, channels: Int = 8, sampleRates: [Int] = [96_000, 48_000, 44_100],
+        sampleFormats: [SampleFormat] = [.l24, .l16], activeSampleRate: Int? = nil
+    ) -> ReceiverCapabilities {
+        ReceiverCapabilities(
+            port: PortDescriptor(name: "in", title: "Main in", kind: kind, channels: channels, sampleRates: sampleRates, sampleFormats: sampleFormats),
+            activeSampleRate: activeSampleRate)
+    }
+
+    private func agreed(
+        _ offer: StreamOffer, _ receiver: ReceiverCapabilities, file: StaticString = #filePath, line: UInt = #line
+    ) -> StreamFormat? {
+        switch Negotiation.chooseFormat(offer: offer, receiver: receiver) {
+        case .success(let format):
+            // Whatever negotiation agrees on must pass the wire validation of the answer.
+            XCTAssertNoThrow(try ControlValidation.check(format), file: file, line: line)
+            return format
+        case .failure(let refusal):
+            XCTFail("refused: \(refusal.message)", file: file, line: line)
+            return nil
+        }
+    }
+
+    private func refusal(
+        _ offer: StreamOffer, _ receiver: ReceiverCapabilities, file: StaticString = #filePath, line: UInt = #line
+    ) -> NegotiationRefusal? {
+        switch Negotiation.chooseFormat(offer: offer, receiver: receiver) {
+        case .success(let format):
+            XCTFail("agreed on \(format)", file: file, line: line)
+            return nil
+        case .failure(let refusal): return refusal
+        }
+    }
+
+    // MARK: Agreement
+
+    func testDefaults() {
+        let format = agreed(offer(), receiver())
+        XCTAssertEqual(
+            format, StreamFormat(sampleRate: 48_000, channels: 2, sampleFormat: .l24, packetFrames: 64, targetLatencyFrames: 240))
+        XCTAssertEqual(format?.description, "L24/48000/2ch, 64 frames/packet, target latency 5.00ms")
+    }
+
+    func testRateIsFirstCommonInReceiversOrder() {
+        XCTAssertEqual(agreed(offer(sampleRates: [48_000, 44_100]), receiver(sampleRates: [44_100, 48_000]))?.sampleRate, 44_100)
+        XCTAssertEqual(agreed(offer(sampleRates: [44_100, 48_000]), receiver(sampleRates: [48_000, 44_100]))?.sampleRate, 48_000)
+        XCTAssertEqual(agreed(offer(sampleRates: [8_000, 96_000]), receiver())?.sampleRate, 96_000)
+    }
+
+    func testChannelsAreTheSmallerEnd() {
+        XCTAssertEqual(agreed(offer(channels: 2), receiver(channels: 8))?.channels, 2)
+        XCTAssertEqual(agreed(offer(channels: 6), receiver(channels: 1))?.channels, 1)
+    }
+
+    func testSampleFormatIsReceiversFirstSupported() {
+        XCTAssertEqual(agreed(offer(sampleFormats: [.l16, .l24]), receiver(sampleFormats: [.l24, .l16]))?.sampleFormat, .l24)
+        XCTAssertEqual(agreed(offer(sampleFormats: [.l24, .l16]), receiver(sampleFormats: [.l16, .l24]))?.sampleFormat, .l16)
+        XCTAssertEqual(agreed(offer(sampleFormats: [.l16]), receiver())?.sampleFormat, .l16)
+    }
+
+    func testExplicitOptionsAreHonoured() {
+        let options = ConnectOptions(sampleRate: 44_100, channels: 1, sampleFormat: .l16, packetFrames: 128, latencyMilliseconds: 10)
+        XCTAssertEqual(
+            agreed(offer(options: options), receiver()),
+            StreamFormat(sampleRate: 44_100, channels: 1, sampleFormat: .l16, packetFrames: 128, targetLatencyFrames: 441))
+    }
+
+    func testPortAlreadyRunningAt44100ForcesIt() {
+        let format = agreed(offer(sampleRates: [48_000, 44_100]), receiver(sampleRates: [48_000, 44_100], activeSampleRate: 44_100))
+        XCTAssertEqual(format?.sampleRate, 44_100)
+        XCTAssertEqual(format?.targetLatencyFrames, 221)  // 5 ms × 44.1 = 220.5, rounded
+        // An explicit request for the running rate is fine too.
+        XCTAssertEqual(
+            agreed(offer(options: ConnectOptions(sampleRate: 44_100)), receiver(activeSampleRate: 44_100))?.sampleRate, 44_100)
+    }
+
+    func testLargePacketsRaiseTheDefaultLatencyToTwoPackets() {
+        // Mono, so 256 frames of L24 (768 bytes) fit a packet.
+        let format = agreed(offer(channels: 1, options: ConnectOptions(packetFrames: 256)), receiver())
+        XCTAssertEqual(format?.packetFrames, 256)
+        XCTAssertEqual(format?.targetLatencyFrames, 512)
+    }
+
+    func testLatencyOfExactlyTwoPacketsIsAccepted() {
+        let twoPackets = 2 * 128 * 1_000 / 48_000.0
+        let format = agreed(offer(options: ConnectOptions(packetFrames: 128, latencyMilliseconds: twoPackets)), receiver())
+        XCTAssertEqual(format?.targetLatencyFrames, 256)
+        XCTAssertEqual(
+            agreed(offer(options: ConnectOptions(latencyMilliseconds: 2_000)), receiver())?.targetLatencyFrames, 96_000)
+    }
+
+    func testFilterPortsMayReceive() {
+        XCTAssertNotNil(agreed(offer(), receiver(kind: .filter)))
+    }
+
+    func testLargestPacketThatFits() {
+        // 8 channels of L24: 58 frames × 24 bytes = 1392 bytes.
+        XCTAssertEqual(
+            agreed(offer(channels: 8, options: ConnectOptions(packetFrames: 58)), receiver(channels: 8))?.payloadBytes, 1_392)
+    }
+
+    // MARK: Refusals, each with its exact message
+
+    func testSenderPortAsDestinationIsWrongDirection() {
+        let refusal = refusal(offer(), receiver(kind: .sender))
+        XCTAssertEqual(refusal?.code, .wrongDirection)
+        XCTAssertEqual(refusal?.message, "foh:in is a sender port and cannot receive audio; choose a receiver port")
+        XCTAssertEqual(refusal?.failure, ControlFailure(.wrongDirection, "foh:in is a sender port and cannot receive audio; choose a receiver port"))
+    }
+
+    func testNoCommonSampleRate() {
+        let refusal = refusal(offer(sampleRates: [48_000, 44_100]), receiver(sampleRates: [96_000, 192_000]))
+        XCTAssertEqual(refusal?.code, .noCommonFormat)
+        XCTAssertEqual(refusal?.message, "no common sample rate: stage:out offers 48000, 44100 Hz, foh:in accepts 96000, 192000 Hz")
+    }
+
+    func testRequestedRateTheSenderCannotProduce() {
+        let refusal = refusal(offer(options: ConnectOptions(sampleRate: 96_000)), receiver())
+        XCTAssertEqual(refusal?.code, .noCommonFormat)
+        XCTAssertEqual(refusal?.message, "stage:out cannot send at 96000 Hz (it offers 48000, 44100 Hz)")
+    }
+
+    func testRequestedRateTheReceiverCannotTake() {
+        let refusal = refusal(
+            offer(sampleRates: [48_000, 44_100, 32_000], options: ConnectOptions(sampleRate: 32_000)),
+            receiver(sampleRates: [48_000, 44_100]))
+        XCTAssertEqual(refusal?.code, .noCommonFormat)
+        XCTAssertEqual(refusal?.message, "foh:in cannot receive at 32000 Hz (it accepts 48000, 44100 Hz)")
+    }
+
+    func testReceiverAlreadyRunningAtAnotherRate() {
+        let requested = refusal(offer(options: ConnectOptions(sampleRate: 48_000)), receiver(activeSampleRate: 44_100))
+        XCTAssertEqual(requested?.code, .noCommonFormat)
+        XCTAssertEqual(requested?.message, "foh:in already runs at 44100 Hz and cannot take 48000 Hz")
+
+        let unrequested = refusal(offer(sampleRates: [48_000, 44_100]), receiver(activeSampleRate: 96_000))
+        XCTAssertEqual(unrequested?.code, .noCommonFormat)
+        XCTAssertEqual(unrequested?.message, "no common sample rate: foh:in already runs at 96000 Hz and stage:out offers 48000, 44100 Hz")
+    }
+
+    func testTooManyChannelsRequested() {
+        let refusal = refusal(offer(channels: 2, options: ConnectOptions(channels: 4)), receiver(channels: 8))
+        XCTAssertEqual(refusal?.code, .invalidOption)
+        XCTAssertEqual(refusal?.message, "cannot stream 4 channels: stage:out has 2, foh:in has 8")
+        let receiverSide = self.refusal(offer(channels: 8, options: ConnectOptions(channels: 4)), receiver(channels: 2))
+        XCTAssertEqual(receiverSide?.message, "cannot stream 4 channels: stage:out has 8, foh:in has 2")
+    }
+
+    func testRequestedFormatNotSupportedByBoth() {
+        let refusal = refusal(offer(options: ConnectOptions(sampleFormat: .l16)), receiver(sampleFormats: [.l24]))
+        XCTAssertEqual(refusal?.code, .noCommonFormat)
+        XCTAssertEqual(refusal?.message, "L16 is not supported by both ends (stage:out: L24, L16; foh:in: L24)")
+    }
+
+    func testNoCommonSampleFormat() {
+        let refusal = refusal(offer(sampleFormats: [.l16]), receiver(sampleFormats: [.l24]))
+        XCTAssertEqual(refusal?.code, .noCommonFormat)
+        XCTAssertEqual(refusal?.message, "no common sample format: stage:out sends L16, foh:in accepts L24")
+    }
+
+    func testPacketSizeOutOfRange() {
+        for frames in [8, 15, 1_025, 4_096] {
+            let refusal = refusal(offer(options: ConnectOptions(packetFrames: frames)), receiver())
+            XCTAssertEqual(refusal?.code, .invalidOption)
+            XCTAssertEqual(refusal?.message, "packet size \(frames) frames is outside 16–1024")
+        }
+    }
+
+    func testPayloadOverTheMTUBudget() {
+        let refusal = refusal(offer(channels: 8, options: ConnectOptions(packetFrames: 128)), receiver(channels: 8))
+        XCTAssertEqual(refusal?.code, .invalidOption)
+        XCTAssertEqual(refusal?.message, "packets of 128 frames × 8 channels of L24 exceed 1400 bytes; use at most 58 frames")
+        let l16 = self.refusal(
+            offer(channels: 8, options: ConnectOptions(sampleFormat: .l16, packetFrames: 128)), receiver(channels: 8))
+        XCTAssertEqual(l16?.message, "packets of 128 frames × 8 channels of L16 exceed 1400 bytes; use at most 87 frames")
+    }
+
+    func testLatencyBelowTwoPackets() {
+        let refusal = refusal(offer(channels: 1, options: ConnectOptions(packetFrames: 256, latencyMilliseconds: 5)), receiver())
+        XCTAssertEqual(refusal?.code, .invalidOption)
+        XCTAssertEqual(refusal?.message, "latency 5 ms is below two packets (10.67 ms); raise --latency or lower --frames")
+        let fractional = self.refusal(offer(options: ConnectOptions(latencyMilliseconds: 2.5)), receiver())
+        XCTAssertEqual(fractional?.message, "latency 2.5 ms is below two packets (2.67 ms); raise --latency or lower --frames")
+    }
+
+    func testLatencyAboveTwoSeconds() {
+        let refusal = refusal(offer(options: ConnectOptions(latencyMilliseconds: 2_500)), receiver())
+        XCTAssertEqual(refusal?.code, .invalidOption)
+        XCTAssertEqual(refusal?.message, "latency 2500 ms exceeds 2000 ms")
+        let justOver = self.refusal(offer(options: ConnectOptions(latencyMilliseconds: 2_000.25)), receiver())
+        XCTAssertEqual(justOver?.message, "latency 2000.25 ms exceeds 2000 ms")
+    }
+}

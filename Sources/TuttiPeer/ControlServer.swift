@@ -72,8 +72,11 @@ final class ControlServer: Sendable {
                         case .oversize(let size): throw .frameTooLarge(size)
                         }
                     } catch {
-                        malformedCount.increment()
-                        logger.warning("rejected control message from \(remote ?? "?"): \(error)")
+                        let total = malformedCount.increment()
+                        // A flood of bad input must not flood the log: the first ten, then every hundredth.
+                        if total <= 10 || total % 100 == 0 {
+                            logger.warning("rejected control message from \(remote ?? "?") (\(total) so far): \(error)")
+                        }
                         let reply = ControlEnvelope<ControlResponse>(id: 0, message: .failure(error.failure))
                         try await outbound.write(ByteBuffer(bytes: ControlCodec.encodeResponse(reply)))
                         return  // close: the stream cannot be trusted after a bad frame
@@ -97,7 +100,9 @@ final class ControlServer: Sendable {
 /// A counter shared between the server's tasks (control plane, not the audio path).
 final class ManagedCounter: Sendable {
     private let storage = Synchronization.Atomic<Int>(0)
-    func increment() { storage.add(1, ordering: .relaxed) }
+    /// Adds one and returns the new total.
+    @discardableResult
+    func increment() -> Int { storage.add(1, ordering: .relaxed).newValue }
     var value: Int { storage.load(ordering: .relaxed) }
 }
 

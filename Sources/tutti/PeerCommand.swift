@@ -56,6 +56,9 @@ struct PeerCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
+    @Flag(name: .customLong("dry-run"), help: "Check the configuration, print the peer and its ports, and exit.")
+    var dryRun = false
+
     func run() async throws {
         try await reportingErrors {
             guard let level = Logger.Level(rawValue: logLevel) else { throw CLIError("unknown log level '\(logLevel)'") }
@@ -79,6 +82,10 @@ struct PeerCommand: AsyncParsableCommand {
             let periodFrames = period ?? file.period ?? 64
             guard (16...4096).contains(periodFrames) else { throw CLIError("--period must be between 16 and 4096 frames") }
             configuration.periodFrames = periodFrames
+            if dryRun {
+                print(Self.summary(of: configuration))
+                return
+            }
 
             LoggingSystem.bootstrap { label in
                 var handler = StreamLogHandler.standardError(label: label)
@@ -100,6 +107,29 @@ struct PeerCommand: AsyncParsableCommand {
             await peer.run()
             _ = signals
         }
+    }
+
+    /// What the peer would run, one line per port.
+    static func summary(of configuration: PeerConfiguration) -> String {
+        var lines = [
+            "peer \(configuration.name): control port \(configuration.controlPort == 0 ? "any" : String(configuration.controlPort)), period \(configuration.periodFrames) frames, discovery \(configuration.discovery ? "on" : "off")"
+                + (configuration.explicitPeers.isEmpty ? "" : ", peers \(configuration.explicitPeers.map(\.description).joined(separator: " "))")
+        ]
+        for port in configuration.ports {
+            let descriptor = port.descriptor
+            let role: String
+            switch port.role {
+            case .sender(.tone(let frequency, let amplitude)): role = "tone \(frequency) Hz at \(amplitude)"
+            case .sender(.wavFile(let path, let loop)): role = "wav \(path)\(loop ? " (loop)" : "")"
+            case .sender(.standardInput(let encoding)): role = "stdin \(encoding.rawValue)"
+            case .receiver(.wavFile(let path)): role = "wav \(path)"
+            case .receiver(.standardOutput(let encoding)): role = "stdout \(encoding.rawValue)"
+            case .receiver(.null): role = "null"
+            }
+            lines.append(
+                "  \(descriptor.kind) \(descriptor.name) \"\(descriptor.title)\": \(descriptor.channels)ch, \(descriptor.sampleRates.map(String.init).joined(separator: "/")) Hz, \(descriptor.sampleFormats.map(\.rawValue).joined(separator: "/")), \(role)")
+        }
+        return lines.joined(separator: "\n")
     }
 
     static var hostName: String {

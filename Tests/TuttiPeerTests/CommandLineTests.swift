@@ -37,6 +37,33 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(root.output.contains("SUBCOMMANDS:"))
     }
 
+    func testTheExampleConfigurationParses() throws {
+        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: binary.path), "tutti binary not built at \(binary.path)")
+        let configs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../configs")
+        let stage = try run(["peer", "--config", configs.appendingPathComponent("stage.toml").path, "--dry-run"])
+        XCTAssertEqual(stage.status, 0, stage.error)
+        XCTAssertEqual(
+            stage.output,
+            """
+            peer stage: control port any, period 64 frames, discovery on
+              sender click "Click 1 kHz": 2ch, 48000/44100 Hz, L24/L16, tone 1000.0 Hz at 0.5
+              sender mic "stdin": 1ch, 48000 Hz, L24/L16, stdin s16le
+              receiver monitor "monitor.wav": 2ch, 48000/44100/96000 Hz, L24/L16, wav monitor.wav
+
+            """)
+        // Flags override the file.
+        let overridden = try run([
+            "peer", "--config", configs.appendingPathComponent("stage.toml").path, "--name", "other", "--no-discovery", "--dry-run",
+        ])
+        XCTAssertTrue(overridden.output.hasPrefix("peer other: control port any, period 64 frames, discovery off"), overridden.output)
+
+        let broken = FileManager.default.temporaryDirectory.appendingPathComponent("tutti-broken-\(UInt32.random(in: 0 ... .max)).toml")
+        try "name = \"x\"\ncolour = 3\n".write(to: broken, atomically: true, encoding: .utf8)
+        let refused = try run(["peer", "--config", broken.path, "--dry-run"])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertTrue(refused.error.hasPrefix("tutti: config \(broken.path): unknown key 'colour'"), refused.error)
+    }
+
     func testErrorsAreOneLineOnStandardErrorWithAFailingStatus() throws {
         try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: binary.path), "tutti binary not built at \(binary.path)")
         let badPort = try run(["peer", "--no-discovery", "--sender", "out=bogus"])

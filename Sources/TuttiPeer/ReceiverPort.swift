@@ -1,5 +1,6 @@
 import TuttiCore
 import TuttiIO
+import TuttiStream
 import TuttiWire
 
 /// A receiver port at run time: a paced device clock, the connections it plays, their mix, and its sink.
@@ -63,29 +64,14 @@ final class ReceiverPort: @unchecked Sendable {
                 for index in 0..<count { mix[index] = 0 }
                 table.forEachActive { connection in
                     connection.render(frames: frames, now: periodTime, wallClockNow: periodTime.nanoseconds + wallOffset)
-                    ReceiverPort.mixIn(connection.output, streamChannels: connection.format.channels, into: mix, portChannels: channels, frames: frames)
+                    ChannelMixer.add(
+                        connection.output, streamChannels: connection.format.channels, into: mix, portChannels: channels,
+                        frames: frames)
                 }
                 ring.write(UnsafeBufferPointer(rebasing: mix[0..<count]))
             }
             clock = newClock
             newClock.start()
-        }
-    }
-
-    /// Adds a stream's period to the port's mix: stream channel i to port channel i; a mono stream goes to
-    /// every port channel. Realtime-safe: yes.
-    @inline(__always)
-    static func mixIn(
-        _ stream: UnsafeMutableBufferPointer<Float>, streamChannels: Int, into mix: UnsafeMutableBufferPointer<Float>,
-        portChannels: Int, frames: Int
-    ) {
-        for frame in 0..<frames {
-            for channel in 0..<portChannels {
-                let source = streamChannels == 1 ? 0 : channel
-                if source < streamChannels {
-                    mix[frame * portChannels + channel] += stream[frame * streamChannels + source]
-                }
-            }
         }
     }
 

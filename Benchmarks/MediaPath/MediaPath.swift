@@ -124,100 +124,21 @@ final class DatagramWindow {
     }
 }
 
-/// The counters `ReceiveConnection.render` publishes after every period (relaxed atomic stores).
-final class PublishedStatistics: @unchecked Sendable {
-    let received = Atomic<UInt64>(0)
-    let lost = Atomic<UInt64>(0)
-    let late = Atomic<UInt64>(0)
-    let duplicated = Atomic<UInt64>(0)
-    let reordered = Atomic<UInt64>(0)
-    let invalid = Atomic<UInt64>(0)
-    let underruns = Atomic<UInt64>(0)
-    let concealed = Atomic<UInt64>(0)
-    let bufferedFrames = Atomic<Int>(0)
-    let jitterBits = Atomic<UInt64>(0)
-    let latencyNanoseconds = Atomic<Int64>(.min)
-    let stateCode = Atomic<Int>(0)
-
-    @inline(__always)
-    func publish(_ statistics: JitterBufferStatistics, state: JitterBufferState) {
-        received.store(statistics.received, ordering: .relaxed)
-        lost.store(statistics.lost, ordering: .relaxed)
-        late.store(statistics.late, ordering: .relaxed)
-        duplicated.store(statistics.duplicated, ordering: .relaxed)
-        reordered.store(statistics.reordered, ordering: .relaxed)
-        invalid.store(statistics.invalid, ordering: .relaxed)
-        underruns.store(statistics.underruns, ordering: .relaxed)
-        concealed.store(statistics.concealedFrames, ordering: .relaxed)
-        bufferedFrames.store(statistics.bufferedFrames, ordering: .relaxed)
-        jitterBits.store(statistics.jitterFrames.bitPattern, ordering: .relaxed)
-        latencyNanoseconds.store(statistics.latencyNanoseconds ?? .min, ordering: .relaxed)
-        let code: Int
-        switch state {
-        case .idle, .buffering: code = 0
-        case .playing: code = 1
-        case .lost: code = 2
-        }
-        stateCode.store(code, ordering: .relaxed)
-    }
+/// One receive connection without its socket: Tutti's own `StreamReceiver`, as `ReceiveConnection` uses it.
+func makeReceiver() -> StreamReceiver {
+    StreamReceiver(format: stereoL24, ssrc: ssrc, payloadType: payloadType, maxPeriodFrames: stereoL24.packetFrames)
 }
 
-/// One receive connection without its socket: packet ring, jitter buffer, period output, counters.
-final class Receiver {
-    var jitterBuffer = JitterBuffer(format: stereoL24)
-    let ring: PacketRing
-    let output: UnsafeMutableBufferPointer<Float>
-    let published = PublishedStatistics()
-    var invalidDatagrams: UInt64 = 0
-
-    init() {
-        ring = PacketRing(capacity: max(64, 2 * jitterBuffer.capacity), maxPayloadBytes: stereoL24.payloadBytes)
-        output = .allocate(capacity: stereoL24.samplesPerPacket)
-        output.initialize(repeating: 0)
-    }
-
-    deinit { output.deallocate() }
-
-    /// The network thread's work for one datagram (`ReceiveConnection.start`'s loop after `receive`).
-    @inline(__always)
-    func receive(_ datagram: UnsafeRawBufferPointer, arrival: HostTime) {
-        guard let packet = try? RTPPacketView.decode(datagram), packet.header.ssrc == ssrc,
-            packet.header.payloadType == payloadType, packet.payloadCount == stereoL24.payloadBytes
-        else {
-            invalidDatagrams &+= 1
-            return
-        }
-        let payload = UnsafeRawBufferPointer(
-            rebasing: datagram[packet.payloadOffset..<(packet.payloadOffset + packet.payloadCount)])
-        ring.push(
-            PacketRing.Entry(
-                sequenceNumber: packet.header.sequenceNumber, timestamp: packet.header.timestamp,
-                captureTime: packet.header.captureTime, arrival: arrival, payloadCount: payload.count),
-            payload: payload)
-    }
-
-    /// The device thread's work for one period (`ReceiveConnection.render`).
-    @inline(__always)
-    func render(frames: Int, now: HostTime, captureClockNow: Int64) {
-        while ring.pop({ entry, payload in
-            _ = jitterBuffer.insert(
-                sequenceNumber: entry.sequenceNumber, timestamp: entry.timestamp, captureTime: entry.captureTime,
-                arrival: entry.arrival, payload: payload)
-        }) {}
-        jitterBuffer.read(into: output, frames: frames, now: now, captureClockNow: captureClockNow)
-        published.publish(jitterBuffer.statistics, state: jitterBuffer.state)
-    }
-
+extension StreamReceiver {
     /// Fails loudly (after the run) if the stream was not in the steady state the benchmark claims.
     func verifySteadyState(_ name: String) {
-        let statistics = jitterBuffer.statistics
+        let (statistics, state) = snapshot()
         // fatalError, not precondition: its message survives -O.
         guard
-            jitterBuffer.state == .playing && statistics.lost == 0 && statistics.late == 0
-                && statistics.duplicated == 0 && statistics.invalid == 0 && statistics.underruns == 0
-                && statistics.concealedFrames == 0 && statistics.resynchronizations == 1 && invalidDatagrams == 0
-                && ring.overflows == 0
-        else { fatalError("\(name): not a clean steady state: \(statistics), invalid datagrams \(invalidDatagrams), ring overflows \(ring.overflows)") }
+            state == .playing && statistics.lost == 0 && statistics.late == 0 && statistics.duplicated == 0
+                && statistics.invalid == 0 && statistics.underruns == 0 && statistics.concealedFrames == 0
+                && statistics.resynchronizations == 1
+        else { fatalError("\(name): not a clean steady state: \(statistics)") }
     }
 }
 
@@ -288,14 +209,14 @@ final class JitterState {
 
 final class ReceivePathState {
     let window = DatagramWindow()
-    let receiver = Receiver()
+    let receiver = makeReceiver()
     var slot = 0
 }
 
 final class MixState {
     static let streams = 8
     let window = DatagramWindow()
-    let receivers = (0..<MixState.streams).map { _ in Receiver() }
+    let receivers = (0..<MixState.streams).map { _ in makeReceiver() }
     let mix: UnsafeMutableBufferPointer<Float>
     /// The port's ring to its sink writer (`SinkWriter` drains it on its own thread).
     let sinkRing = SampleRing(capacity: 8 * stereoL24.samplesPerPacket)
@@ -429,7 +350,7 @@ let benchmarks: @Sendable () -> Void = {
         if state.slot == 0 { state.window.refill() }
         benchmark.startMeasurement()
         let arrival = HostTime(nanoseconds: state.window.arrivals[state.slot])
-        state.receiver.receive(state.window.datagram(state.slot), arrival: arrival)
+        state.receiver.accept(datagram: state.window.datagram(state.slot), arrival: arrival)
         state.receiver.render(frames: stereoL24.packetFrames, now: arrival, captureClockNow: arrival.nanoseconds)
         blackHole(state.receiver.output)
         state.slot = (state.slot + 1) & (windowPackets - 1)
@@ -449,7 +370,7 @@ let benchmarks: @Sendable () -> Void = {
         let state = mix.state!
         if state.slot == 0 { state.window.refill() }
         let arrival = HostTime(nanoseconds: state.window.arrivals[state.slot])
-        for receiver in state.receivers { receiver.receive(state.window.datagram(state.slot), arrival: arrival) }
+        for receiver in state.receivers { receiver.accept(datagram: state.window.datagram(state.slot), arrival: arrival) }
         state.sinkRing.read(into: state.sinkScratch)
         benchmark.startMeasurement()
         let frames = stereoL24.packetFrames

@@ -63,9 +63,9 @@ final class ReceiverPort: @unchecked Sendable {
                 let count = frames * channels
                 for index in 0..<count { mix[index] = 0 }
                 table.forEachActive { connection in
-                    connection.render(frames: frames, now: periodTime, wallClockNow: periodTime.nanoseconds + wallOffset)
+                    connection.receiver.render(frames: frames, now: periodTime, captureClockNow: periodTime.nanoseconds + wallOffset)
                     ChannelMixer.add(
-                        connection.output, streamChannels: connection.format.channels, into: mix, portChannels: channels,
+                        connection.receiver.output, streamChannels: connection.format.channels, into: mix, portChannels: channels,
                         frames: frames)
                 }
                 ring.write(UnsafeBufferPointer(rebasing: mix[0..<count]))

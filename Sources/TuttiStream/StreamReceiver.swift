@@ -1,0 +1,154 @@
+import Synchronization
+import TuttiCore
+import TuttiWire
+
+/// The receiving end of one stream, apart from its socket: the network thread hands it datagrams, the
+/// device thread takes one period at a time, the control plane reads its counters.
+///
+/// - Network thread: `accept(datagram:arrival:)` decodes and validates (SSRC, payload type, size) and
+///   queues the packet in a `PacketRing`; anything else is counted invalid and dropped.
+/// - Device thread: `render(frames:now:captureClockNow:)` drains the ring into the `JitterBuffer`, plays
+///   `frames` frames into `output` and publishes the buffer's counters (relaxed atomics).
+/// - Any thread: `snapshot()`.
+///
+/// Realtime-safe: `accept` and `render` (no allocation, lock or log after `init`; measured by
+/// `Benchmarks/`). Hold it through `unowned(unsafe)` or a retained context on the data threads.
+public final class StreamReceiver: @unchecked Sendable {
+    public let format: StreamFormat
+    public let ssrc: UInt32
+    public let payloadType: UInt8
+    /// The last period played (`format.channels` interleaved, up to `maxPeriodFrames`). Device thread.
+    public let output: UnsafeMutableBufferPointer<Float>
+    private let ring: PacketRing
+    /// Device thread only.
+    private var jitterBuffer: JitterBuffer
+    private let published = PublishedJitterStatistics()
+    private let invalidDatagrams = Atomic<UInt64>(0)
+
+    /// Allocates everything the stream needs. Control plane.
+    public init(format: StreamFormat, ssrc: UInt32, payloadType: UInt8, maxPeriodFrames: Int, signalLossTimeout: Duration = .seconds(1)) {
+        self.format = format
+        self.ssrc = ssrc
+        self.payloadType = payloadType
+        jitterBuffer = JitterBuffer(format: format, signalLossTimeout: signalLossTimeout)
+        ring = PacketRing(capacity: max(64, 2 * jitterBuffer.capacity), maxPayloadBytes: format.payloadBytes)
+        output = .allocate(capacity: maxPeriodFrames * format.channels)
+        output.initialize(repeating: 0)
+    }
+
+    deinit { output.deallocate() }
+
+    /// Takes one datagram off the network. Network thread only.
+    /// - Returns: `false` when it was dropped as invalid (not RTP, another stream, wrong size) or the ring was full.
+    @discardableResult
+    public func accept(datagram: UnsafeRawBufferPointer, arrival: HostTime) -> Bool {
+        guard let packet = try? RTPPacketView.decode(datagram), packet.header.ssrc == ssrc,
+            packet.header.payloadType == payloadType, packet.payloadCount == format.payloadBytes
+        else {
+            invalidDatagrams.add(1, ordering: .relaxed)
+            return false
+        }
+        let payload = UnsafeRawBufferPointer(rebasing: datagram[packet.payloadOffset..<(packet.payloadOffset + packet.payloadCount)])
+        return ring.push(
+            PacketRing.Entry(
+                sequenceNumber: packet.header.sequenceNumber, timestamp: packet.header.timestamp,
+                captureTime: packet.header.captureTime, arrival: arrival, payloadCount: payload.count),
+            payload: payload)
+    }
+
+    /// Counts a datagram the network thread could not even read whole (larger than its buffer).
+    public func countInvalidDatagram() { invalidDatagrams.add(1, ordering: .relaxed) }
+
+    /// Drains arrived packets into the jitter buffer and plays `frames` frames into `output`.
+    /// Device thread only.
+    /// - Parameters:
+    ///   - now: the period's time on the monotonic clock.
+    ///   - captureClockNow: the same instant on the stream's capture clock (for the latency figure).
+    public func render(frames: Int, now: HostTime, captureClockNow: Int64) {
+        while ring.pop({ entry, payload in
+            _ = jitterBuffer.insert(
+                sequenceNumber: entry.sequenceNumber, timestamp: entry.timestamp, captureTime: entry.captureTime,
+                arrival: entry.arrival, payload: payload)
+        }) {}
+        jitterBuffer.read(into: output, frames: frames, now: now, captureClockNow: captureClockNow)
+        published.publish(jitterBuffer.statistics, state: jitterBuffer.state)
+    }
+
+    /// The counters as last published by the device thread, and the datagrams dropped before the buffer
+    /// (invalid, or ring overflow) added to `invalid`. Any thread.
+    public func snapshot() -> (statistics: JitterBufferStatistics, state: JitterBufferState) {
+        var (statistics, state) = published.load()
+        statistics.invalid &+= invalidDatagrams.load(ordering: .relaxed) &+ ring.overflows
+        return (statistics, state)
+    }
+}
+
+/// Jitter-buffer counters published by the device thread after each period (relaxed atomic stores) and
+/// read by the control plane. A reader may see counters from two consecutive periods mixed: each is a
+/// cumulative count, so a display is at most one period stale.
+final class PublishedJitterStatistics: @unchecked Sendable {
+    private let received = Atomic<UInt64>(0)
+    private let lost = Atomic<UInt64>(0)
+    private let late = Atomic<UInt64>(0)
+    private let duplicated = Atomic<UInt64>(0)
+    private let reordered = Atomic<UInt64>(0)
+    private let invalid = Atomic<UInt64>(0)
+    private let underruns = Atomic<UInt64>(0)
+    private let concealed = Atomic<UInt64>(0)
+    private let resynchronizations = Atomic<UInt64>(0)
+    private let bufferedFrames = Atomic<Int>(0)
+    private let jitterBits = Atomic<UInt64>(0)
+    private let latencyNanoseconds = Atomic<Int64>(.min)
+    private let stateCode = Atomic<Int>(0)
+
+    /// Device thread.
+    @inline(__always)
+    func publish(_ statistics: JitterBufferStatistics, state: JitterBufferState) {
+        received.store(statistics.received, ordering: .relaxed)
+        lost.store(statistics.lost, ordering: .relaxed)
+        late.store(statistics.late, ordering: .relaxed)
+        duplicated.store(statistics.duplicated, ordering: .relaxed)
+        reordered.store(statistics.reordered, ordering: .relaxed)
+        invalid.store(statistics.invalid, ordering: .relaxed)
+        underruns.store(statistics.underruns, ordering: .relaxed)
+        concealed.store(statistics.concealedFrames, ordering: .relaxed)
+        resynchronizations.store(statistics.resynchronizations, ordering: .relaxed)
+        bufferedFrames.store(statistics.bufferedFrames, ordering: .relaxed)
+        jitterBits.store(statistics.jitterFrames.bitPattern, ordering: .relaxed)
+        latencyNanoseconds.store(statistics.latencyNanoseconds ?? .min, ordering: .relaxed)
+        let code: Int
+        switch state {
+        case .idle: code = 0
+        case .buffering: code = 1
+        case .playing: code = 2
+        case .lost: code = 3
+        }
+        stateCode.store(code, ordering: .relaxed)
+    }
+
+    /// Any thread.
+    func load() -> (JitterBufferStatistics, JitterBufferState) {
+        var statistics = JitterBufferStatistics()
+        statistics.received = received.load(ordering: .relaxed)
+        statistics.lost = lost.load(ordering: .relaxed)
+        statistics.late = late.load(ordering: .relaxed)
+        statistics.duplicated = duplicated.load(ordering: .relaxed)
+        statistics.reordered = reordered.load(ordering: .relaxed)
+        statistics.invalid = invalid.load(ordering: .relaxed)
+        statistics.underruns = underruns.load(ordering: .relaxed)
+        statistics.concealedFrames = concealed.load(ordering: .relaxed)
+        statistics.resynchronizations = resynchronizations.load(ordering: .relaxed)
+        statistics.bufferedFrames = bufferedFrames.load(ordering: .relaxed)
+        statistics.jitterFrames = Double(bitPattern: jitterBits.load(ordering: .relaxed))
+        let latency = latencyNanoseconds.load(ordering: .relaxed)
+        statistics.latencyNanoseconds = latency == .min ? nil : latency
+        let state: JitterBufferState
+        switch stateCode.load(ordering: .relaxed) {
+        case 1: state = .buffering
+        case 2: state = .playing
+        case 3: state = .lost
+        default: state = .idle
+        }
+        return (statistics, state)
+    }
+}

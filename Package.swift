@@ -41,6 +41,8 @@ let package = Package(
         .target(name: "TuttiStream", dependencies: ["TuttiCore", "TuttiWire", "TuttiCodec"], swiftSettings: strict),
         .target(name: "TuttiSession", dependencies: ["TuttiCore", "TuttiWire"], swiftSettings: strict),
         .target(name: "TuttiAnalysis", dependencies: ["TuttiCore"], swiftSettings: strict),
+        // Ableton Link's protocol and timeline maths (the shared beat clock); its socket edge lives in TuttiIO.
+        .target(name: "TuttiClock", dependencies: ["TuttiCore"], swiftSettings: strict),
 
         // The edge: the only modules that touch sockets, Avahi, files, threads and the system clock.
         .target(name: "TuttiIO", dependencies: ["TuttiCore"], swiftSettings: strict),
@@ -75,6 +77,9 @@ let package = Package(
         .testTarget(name: "TuttiCodecTests", dependencies: ["TuttiCodec"], swiftSettings: strict),
         .testTarget(name: "TuttiStreamTests", dependencies: ["TuttiStream", "TuttiTesting"], swiftSettings: strict),
         .testTarget(name: "TuttiSessionTests", dependencies: ["TuttiSession"], swiftSettings: strict),
+        .testTarget(
+            name: "TuttiClockTests", dependencies: ["TuttiClock", "TuttiTesting"], exclude: ["Fixtures"],
+            swiftSettings: strict),
         .testTarget(name: "TuttiAnalysisTests", dependencies: ["TuttiAnalysis"], swiftSettings: strict),
         .testTarget(name: "TuttiDiscoveryTests", dependencies: ["TuttiDiscovery"], swiftSettings: strict),
         .testTarget(name: "TuttiPeerTests", dependencies: ["TuttiPeer", "TuttiIO"], swiftSettings: strict),

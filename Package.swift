@@ -81,6 +81,7 @@ let package = Package(
             name: "TuttiClockTests", dependencies: ["TuttiClock", "TuttiTesting"], exclude: ["Fixtures"],
             swiftSettings: strict),
         .testTarget(name: "TuttiAnalysisTests", dependencies: ["TuttiAnalysis"], swiftSettings: strict),
+        .testTarget(name: "TuttiIOTests", dependencies: ["TuttiIO"], swiftSettings: strict),
         .testTarget(name: "TuttiDiscoveryTests", dependencies: ["TuttiDiscovery"], swiftSettings: strict),
         .testTarget(name: "TuttiPeerTests", dependencies: ["TuttiPeer", "TuttiIO"], swiftSettings: strict),
     ]

@@ -1,0 +1,105 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import TuttiIO
+import XCTest
+
+/// WAV files as receivers write them and senders and `tutti analyze` read them.
+final class WAVFileTests: XCTestCase {
+    private func temporaryPath(_ name: String) -> String {
+        "/tmp/tutti-wav-tests-\(getpid())-\(name)"
+    }
+
+    private func bytes(of path: String) -> [UInt8] {
+        guard let file = fopen(path, "rb") else { return [] }
+        defer { fclose(file) }
+        var result = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            if count <= 0 { break }
+            result += chunk[0..<count]
+        }
+        return result
+    }
+
+    private func write(_ bytes: [UInt8], to path: String) {
+        let file = fopen(path, "wb")!
+        fwrite(bytes, 1, bytes.count, file)
+        fclose(file)
+    }
+
+    func testEveryEncodingRoundTripsExactlyOnItsGrid() throws {
+        let encodings: [(WAVEncoding, Float)] = [(.int16, 32_768), (.int24, 8_388_608), (.float32, 16_777_216)]
+        for (encoding, scale) in encodings {
+            let path = temporaryPath("\(encoding)")
+            defer { unlink(path) }
+            // Values on the encoding's grid, including both ends of the range.
+            let samples: [Float] = [-1, -0.5, 0, 1 / scale, 0.25, (scale - 1) / scale]
+            let writer = try WAVWriter(path: path, sampleRate: 44_100, channels: 2, encoding: encoding)
+            samples.withUnsafeBufferPointer { writer.write($0) }
+            writer.close()
+            let audio = try WAVAudio.read(path: path)
+            XCTAssertEqual(audio.sampleRate, 44_100)
+            XCTAssertEqual(audio.channels, 2)
+            XCTAssertEqual(audio.encoding, encoding)
+            XCTAssertEqual(audio.samples, samples, "\(encoding)")
+            XCTAssertEqual(audio.channel(1), [samples[1], samples[3], samples[5]])
+        }
+    }
+
+    func testOutOfRangeSamplesAreClampedNotWrapped() throws {
+        let path = temporaryPath("clamp")
+        defer { unlink(path) }
+        let writer = try WAVWriter(path: path, sampleRate: 48_000, channels: 1, encoding: .int16)
+        [Float(1.5), -3, .nan].withUnsafeBufferPointer { writer.write($0) }
+        writer.close()
+        XCTAssertEqual(try WAVAudio.read(path: path).samples, [32_767 / 32_768, -1, 0])
+    }
+
+    func testAFileCutShortIsReadUpToItsLastFlush() throws {
+        let path = temporaryPath("flush")
+        defer { unlink(path) }
+        let writer = try WAVWriter(path: path, sampleRate: 48_000, channels: 1, encoding: .int24)
+        [Float(0.5), 0.25].withUnsafeBufferPointer { writer.write($0) }
+        writer.flush()
+        // A crash now leaves valid sizes for what was flushed.
+        XCTAssertEqual(try WAVAudio.read(path: path).samples, [0.5, 0.25])
+        writer.close()
+        // A data chunk whose size was never written (0) is read to the end of the file.
+        var raw = bytes(of: path)
+        raw[40...43] = [0, 0, 0, 0]
+        write(raw, to: path)
+        XCTAssertEqual(try WAVAudio.read(path: path).samples, [0.5, 0.25])
+    }
+
+    func testMalformedFilesAreTypedErrors() throws {
+        let path = temporaryPath("bad")
+        defer { unlink(path) }
+        let cases: [([UInt8], String)] = [
+            ([], "not a RIFF/WAVE file"),
+            (Array("RIFF\0\0\0\0WAVX".utf8), "not a RIFF/WAVE file"),
+            (Array("RIFF\0\0\0\0WAVE".utf8), "no data chunk"),
+            (Array("RIFF\0\0\0\0WAVEdata\u{4}\0\0\0abcd".utf8), "data chunk before fmt chunk"),
+            (Array("RIFF\0\0\0\0WAVEfmt \u{4}\0\0\0abcd".utf8), "short fmt chunk"),
+        ]
+        for (content, reason) in cases {
+            write(content, to: path)
+            XCTAssertThrowsError(try WAVAudio.read(path: path)) { error in
+                XCTAssertEqual((error as? WAVError)?.reason, reason)
+            }
+        }
+        // 8-bit PCM is not supported: said so, with the format.
+        let writer = try WAVWriter(path: path, sampleRate: 8_000, channels: 1, encoding: .int16)
+        writer.close()
+        var raw = bytes(of: path)
+        raw[34] = 8
+        write(raw, to: path)
+        XCTAssertThrowsError(try WAVAudio.read(path: path)) { error in
+            XCTAssertEqual((error as? WAVError)?.reason, "unsupported encoding (format 1, 8 bits)")
+        }
+        XCTAssertThrowsError(try WAVAudio.read(path: "/nonexistent/x.wav")) { error in
+            XCTAssertEqual((error as? WAVError)?.reason, "No such file or directory")
+        }
+    }
+}

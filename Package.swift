@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "TuttiClock", dependencies: ["TuttiCore"], swiftSettings: strict),
 
         // The edge: the only modules that touch sockets, Avahi, files, threads and the system clock.
-        .target(name: "TuttiIO", dependencies: ["TuttiCore"], swiftSettings: strict),
+        .target(name: "TuttiIO", dependencies: ["TuttiCore", "TuttiClock"], swiftSettings: strict),
         .target(name: "TuttiDiscovery", dependencies: ["CAvahi"], swiftSettings: strict),
 
         // The embeddable peer: control plane (SwiftNIO) and the media engines.

@@ -12,6 +12,6 @@ struct Tutti: AsyncParsableCommand {
             """,
         subcommands: [
             PeerCommand.self, ListCommand.self, ConnectCommand.self, DisconnectCommand.self, StatsCommand.self,
-            AnalyzeCommand.self,
+            ClockCommand.self, AnalyzeCommand.self,
         ])
 }

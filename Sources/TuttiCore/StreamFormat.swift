@@ -13,8 +13,16 @@ public struct StreamFormat: Hashable, Sendable, Codable, CustomStringConvertible
     public var packetFrames: Int
     /// Target playout latency of the receiver's jitter buffer, in frames.
     public var targetLatencyFrames: Int
+    /// Synchronized playout: every receiver plays each frame exactly this long (in nanoseconds on the
+    /// shared clock) after it was captured, so receivers on different machines play the same frame at
+    /// the same moment. `nil`: play at `targetLatencyFrames` after arrival.
+    public var synchronizedLatencyNanoseconds: Int64?
 
-    public init(sampleRate: Int, channels: Int, sampleFormat: SampleFormat, packetFrames: Int, targetLatencyFrames: Int) {
+    public init(
+        sampleRate: Int, channels: Int, sampleFormat: SampleFormat, packetFrames: Int, targetLatencyFrames: Int,
+        synchronizedLatencyNanoseconds: Int64? = nil
+    ) {
+        self.synchronizedLatencyNanoseconds = synchronizedLatencyNanoseconds
         self.sampleRate = sampleRate
         self.channels = channels
         self.sampleFormat = sampleFormat
@@ -41,8 +49,9 @@ public struct StreamFormat: Hashable, Sendable, Codable, CustomStringConvertible
 
     public var description: String {
         let latencyMs = Double(targetLatencyFrames) * 1000 / Double(sampleRate)
+        let playout = synchronizedLatencyNanoseconds.map { ", synchronized playout at \(String(format: Double($0) / 1e6))ms" } ?? ""
         return "\(sampleFormat)/\(sampleRate)/\(channels)ch, \(packetFrames) frames/packet, "
-            + "target latency \(String(format: latencyMs))ms"
+            + "target latency \(String(format: latencyMs))ms" + playout
     }
 }
 

@@ -145,10 +145,23 @@ public enum Negotiation {
             return .failure(NegotiationRefusal(
                 .invalidOption, "latency \(formatted(latencyMilliseconds)) ms exceeds \(StreamLimits.maxTargetLatencyMilliseconds) ms"))
         }
-        let targetFrames = Int((latencyMilliseconds * Double(sampleRate) / 1000).rounded())
+        var targetFrames = Int((latencyMilliseconds * Double(sampleRate) / 1000).rounded())
+        var synchronized: Int64?
+        if let milliseconds = options.synchronizedLatencyMilliseconds {
+            guard milliseconds.isFinite, milliseconds >= latencyMilliseconds - 1e-9,
+                milliseconds <= Double(StreamLimits.maxTargetLatencyMilliseconds)
+            else {
+                return .failure(NegotiationRefusal(
+                    .invalidOption,
+                    "synchronized latency \(formatted(milliseconds)) ms must be between the buffer latency (\(formatted(latencyMilliseconds)) ms) and \(StreamLimits.maxTargetLatencyMilliseconds) ms"))
+            }
+            synchronized = Int64((milliseconds * 1e6).rounded())
+            // The buffer must hold everything that waits for its playout time.
+            targetFrames = max(targetFrames, Int((milliseconds * Double(sampleRate) / 1000).rounded()))
+        }
         return .success(StreamFormat(
             sampleRate: sampleRate, channels: channels, sampleFormat: sampleFormat, packetFrames: packetFrames,
-            targetLatencyFrames: targetFrames))
+            targetLatencyFrames: targetFrames, synchronizedLatencyNanoseconds: synchronized))
     }
 
     private static func rateRefusal(_ destination: PortReference, requested: Int, receiver: ReceiverCapabilities) -> String {

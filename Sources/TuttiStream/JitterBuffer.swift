@@ -82,6 +82,8 @@ public struct JitterBuffer: ~Copyable {
     private var pendingMissingUpTo: Int64 = .min
     /// A packet far ahead of the window, waiting for the next one to confirm a jump.
     private var jumpCandidate: (sequenceNumber: UInt16, timestamp: UInt32)?
+    /// Synchronized playout: the play head is (re)placed from capture times at the next read.
+    private var placeFromCaptureTime = false
     private var wasEmpty = true
     private var counters = JitterBufferStatistics()
     public private(set) var state: JitterBufferState = .idle
@@ -248,6 +250,7 @@ public struct JitterBuffer: ~Copyable {
         pendingMissing = 0
         playHead = anchorTimestamp + Int64(format.packetFrames) - Int64(format.targetLatencyFrames)
         state = playHead >= anchorTimestamp ? .playing : .buffering
+        placeFromCaptureTime = format.synchronizedLatencyNanoseconds != nil
         wasEmpty = false
         counters.resynchronizations &+= 1
     }
@@ -258,7 +261,8 @@ public struct JitterBuffer: ~Copyable {
     /// loss of signal the output is silence.
     /// - Parameters:
     ///   - now: the device's time for this period (monotonic), for signal-loss detection.
-    ///   - captureClockNow: the same instant on the stream's capture clock, to measure latency.
+    ///   - captureClockNow: the same instant on the stream's capture clock (nanoseconds), to measure latency and
+    ///     for synchronized playout; `Int64.min` when this receiver cannot read that clock.
     /// Realtime-safe: yes.
     public mutating func read(
         into output: UnsafeMutableBufferPointer<Float>, frames: Int, now: HostTime, captureClockNow: Int64
@@ -275,6 +279,9 @@ public struct JitterBuffer: ~Copyable {
             return
         }
 
+        if let latency = format.synchronizedLatencyNanoseconds, captureClockNow != .min {
+            placePlayHead(synchronizedLatency: latency, captureClockNow: captureClockNow)
+        }
         // The level the device finds when it comes to read: what the target latency is about.
         counters.bufferedFrames = max(0, Int(highestEnd - playHead))
         let packetFrames = Int64(format.packetFrames)
@@ -291,7 +298,7 @@ public struct JitterBuffer: ~Copyable {
 
             if present {
                 if state == .buffering { state = .playing }
-                if !measuredLatency, slotCaptureTimes[slot] != .min {
+                if !measuredLatency, slotCaptureTimes[slot] != .min, captureClockNow != .min {
                     measuredLatency = true
                     let captured = slotCaptureTimes[slot] + Int64(offsetInPacket) * 1_000_000_000 / Int64(format.sampleRate)
                     counters.latencyNanoseconds = captureClockNow + Int64(written) * 1_000_000_000 / Int64(format.sampleRate) - captured
@@ -314,6 +321,24 @@ public struct JitterBuffer: ~Copyable {
         if highestEnd <= playHead, state == .playing, !wasEmpty {
             counters.underruns &+= 1
             wasEmpty = true
+        }
+    }
+
+    /// Synchronized playout: the frame due now is the one captured `latency` ago. Placed at the first read
+    /// after anchoring, then corrected (a jump, counted as a resynchronization) only if it has drifted by
+    /// more than a packet, e.g. after the shared clock was re-measured.
+    private mutating func placePlayHead(synchronizedLatency latency: Int64, captureClockNow: Int64) {
+        guard highestTimestamp != .min else { return }
+        let slot = Int(((highestTimestamp - anchorTimestamp) / Int64(format.packetFrames)) & Int64(capacity - 1))
+        let captured = slotCaptureTimes[slot]
+        guard slotTimestamps[slot] == highestTimestamp, captured != .min else { return }
+        let elapsed = captureClockNow - latency - captured
+        let due = highestTimestamp + elapsed * Int64(format.sampleRate) / 1_000_000_000
+        if placeFromCaptureTime || abs(due - playHead) > Int64(format.packetFrames) {
+            if !placeFromCaptureTime { counters.resynchronizations &+= 1 }
+            placeFromCaptureTime = false
+            playHead = due
+            state = playHead >= anchorTimestamp ? .playing : .buffering
         }
     }
 

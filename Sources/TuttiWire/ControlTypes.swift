@@ -70,11 +70,14 @@ public struct ConnectOptions: Hashable, Sendable, Codable {
     public var packetFrames: Int?
     /// Target playout latency in milliseconds.
     public var latencyMilliseconds: Double?
+    /// Synchronized playout: play every frame this many milliseconds after its capture, on the shared clock.
+    public var synchronizedLatencyMilliseconds: Double?
 
     public init(
         sampleRate: Int? = nil, channels: Int? = nil, sampleFormat: SampleFormat? = nil, packetFrames: Int? = nil,
-        latencyMilliseconds: Double? = nil
+        latencyMilliseconds: Double? = nil, synchronizedLatencyMilliseconds: Double? = nil
     ) {
+        self.synchronizedLatencyMilliseconds = synchronizedLatencyMilliseconds
         self.sampleRate = sampleRate
         self.channels = channels
         self.sampleFormat = sampleFormat

@@ -76,6 +76,11 @@ public enum ControlValidation {
         try require(StreamLimits.packetFrames.contains(format.packetFrames), "packet of \(format.packetFrames) frames out of range")
         try require(format.payloadBytes <= StreamLimits.maxPayloadBytes, "payload of \(format.payloadBytes) bytes exceeds the MTU budget")
         let maxLatencyFrames = StreamLimits.maxTargetLatencyMilliseconds * format.sampleRate / 1000
+        if let synchronized = format.synchronizedLatencyNanoseconds {
+            try require(
+                synchronized > 0 && synchronized <= Int64(StreamLimits.maxTargetLatencyMilliseconds) * 1_000_000,
+                "synchronized latency out of range")
+        }
         try require(
             format.targetLatencyFrames > 0 && format.targetLatencyFrames <= maxLatencyFrames,
             "target latency of \(format.targetLatencyFrames) frames out of range")
@@ -116,6 +121,11 @@ public enum ControlValidation {
         }
         if let frames = options.packetFrames {
             try require(StreamLimits.packetFrames.contains(frames), "packet of \(frames) frames out of range \(StreamLimits.packetFrames)")
+        }
+        if let latency = options.synchronizedLatencyMilliseconds {
+            try require(
+                latency.isFinite && latency > 0 && latency <= Double(StreamLimits.maxTargetLatencyMilliseconds),
+                "synchronized latency \(latency) ms out of range (0, \(StreamLimits.maxTargetLatencyMilliseconds)]")
         }
         if let latency = options.latencyMilliseconds {
             try require(

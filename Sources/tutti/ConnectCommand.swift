@@ -35,11 +35,15 @@ struct ConnectCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Target latency of the receiver's jitter buffer, in ms (default 5).", valueName: "MS"))
     var latency: Double?
 
+    @Option(help: ArgumentHelp("Synchronized playout: play every sample this many ms after its capture on the shared beat clock, so receivers on different machines play it at the same moment.", valueName: "MS"))
+    var sync: Double?
+
     @OptionGroup var session: SessionOptions
 
     func validate() throws {
         if let format, SampleFormat(loosely: format) == nil { throw ValidationError("--format must be L16 or L24") }
         if let latency, !(latency.isFinite && latency > 0) { throw ValidationError("--latency must be a positive number of milliseconds") }
+        if let sync, !(sync.isFinite && sync > 0) { throw ValidationError("--sync must be a positive number of milliseconds") }
     }
 
     func run() async throws {
@@ -49,7 +53,7 @@ struct ConnectCommand: AsyncParsableCommand {
             let receiver = try session.peer(named: destination.peer, in: peers)
             let options = ConnectOptions(
                 sampleRate: rate, channels: channels, sampleFormat: format.flatMap(SampleFormat.init(loosely:)),
-                packetFrames: frames, latencyMilliseconds: latency)
+                packetFrames: frames, latencyMilliseconds: latency, synchronizedLatencyMilliseconds: sync)
             let request = ConnectRequest(
                 source: PortReference(peer: sender.name, port: source.port),
                 destination: PortReference(peer: receiver.name, port: destination.port),

@@ -94,6 +94,7 @@ public struct GhostClockMeasurement: Sendable {
 
     /// The session the target must belong to.
     public let targetSession: SessionID
+    /// Where the measurement is: idle until `start`, then measuring until finished or failed.
     public private(set) var state: State = .idle
     /// The samples so far, in arrival order (for each PONG the `.pingRoundTrip` one first).
     public private(set) var samples: [GhostClockSample] = []
@@ -106,6 +107,7 @@ public struct GhostClockMeasurement: Sendable {
     /// The deadline of the armed timer, if any.
     public private(set) var timerDeadline: Int64?
 
+    /// A measurement of a peer of `targetSession`, not started yet.
     public init(targetSession: SessionID) { self.targetSession = targetSession }
 
     /// Starts measuring at host time `now`: `[.sendPing(now, nil), .armTimer(now + 50 ms)]`. Ignored unless idle.

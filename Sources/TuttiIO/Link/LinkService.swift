@@ -266,6 +266,7 @@ public final class LinkService: @unchecked Sendable {
     private func performMeasurement(_ actions: [GhostClockMeasurement.Action], session: SessionID) {
         guard let entry = measurements[session] else { return }
         for action in actions {
+            // `entry` is the measurement after the input that produced these actions.
             switch action {
             case .sendPing(let hostTime, let previousGhostTime):
                 guard let address = entry.endpoint.ipv4Address,
@@ -277,8 +278,12 @@ public final class LinkService: @unchecked Sendable {
             case .armTimer:
                 break  // read back through `timerDeadline`
             case .finished(let transform):
+                // Peers are answered and sessions compared exactly as Link does; the transform this peer keeps
+                // comes from Tutti's tighter estimator over the same samples (robust to one-sided jitter).
+                let offset = entry.measurement.tightestBoundsOffset()
                 measurements[session] = nil
-                perform(node.measurementFinished(session: session, result: transform, now: hostMicroseconds))
+                let result = offset.map { GhostTransform.measured(offset: $0) } ?? transform
+                perform(node.measurementFinished(session: session, result: result, now: hostMicroseconds))
             case .failed:
                 measurements[session] = nil
                 perform(node.measurementFinished(session: session, result: nil, now: hostMicroseconds))

@@ -53,7 +53,7 @@ let package = Package(
             name: "TuttiPeer",
             dependencies: [
                 "TuttiCore", "TuttiWire", "TuttiCodec", "TuttiStream", "TuttiSession", "TuttiIO",
-                "TuttiDiscovery",
+                "TuttiDiscovery", "TuttiClock",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

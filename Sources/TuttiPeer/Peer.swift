@@ -35,6 +35,8 @@ public actor Peer {
     private var knownPeers: [String: KnownPeer] = [:]
     private var lastStates: [ConnectionID: ConnectionState] = [:]
     private var stopped = false
+    /// The shared beat clock, when the peer runs it.
+    public nonisolated let link: LinkService?
 
     /// Starts a peer: loads its identity, binds the control channel, publishes and browses through Avahi.
     ///
@@ -51,13 +53,26 @@ public actor Peer {
         }
         let id = try PeerIdentity.load(name: configuration.name, directory: configuration.stateDirectory)
         let server = try await ControlServer(port: configuration.controlPort)
-        let peer = Peer(configuration: configuration, id: id, server: server, logger: logger)
+        var link: LinkService?
+        if let linkConfiguration = configuration.link {
+            do {
+                let service = try LinkService(configuration: linkConfiguration)
+                service.start()
+                link = service
+                logger.info("joined the shared beat clock (Ableton Link) on \(service.interfaceNames.joined(separator: ", "))")
+            } catch {
+                logger.warning("cannot run the beat clock (\(error)); media is timed on the wall clock")
+            }
+        }
+        let peer = Peer(configuration: configuration, id: id, server: server, link: link, logger: logger)
         await peer.startDiscovery()
         return peer
     }
 
-    private init(configuration: PeerConfiguration, id: PeerID, server: ControlServer, logger: Logger) {
+    private init(configuration: PeerConfiguration, id: PeerID, server: ControlServer, link: LinkService?, logger: Logger) {
         self.configuration = configuration
+        self.link = link
+        let captureClock = CaptureClockSource(link: link)
         self.id = id
         self.server = server
         self.controlPort = server.port
@@ -67,9 +82,11 @@ public actor Peer {
         for port in configuration.ports {
             switch port.role {
             case .sender(let source):
-                senderPorts[port.descriptor.name] = SenderPort(configuration: port, source: source, periodFrames: configuration.periodFrames)
+                senderPorts[port.descriptor.name] = SenderPort(
+                    configuration: port, source: source, periodFrames: configuration.periodFrames, captureClock: captureClock)
             case .receiver(let sink):
-                receiverPorts[port.descriptor.name] = ReceiverPort(configuration: port, sink: sink, periodFrames: configuration.periodFrames)
+                receiverPorts[port.descriptor.name] = ReceiverPort(
+                    configuration: port, sink: sink, periodFrames: configuration.periodFrames, captureClock: captureClock)
             }
         }
         for endpoint in configuration.explicitPeers {
@@ -119,6 +136,7 @@ public actor Peer {
         for id in Array(receiving.keys) { await remove(id, reason: "closed: peer stopping", notify: false) }
         for port in receiverPorts.values { port.shutdown() }
         await server.close()
+        link?.stop()
         logger.info("peer \(publishedName) stopped")
     }
 
@@ -172,7 +190,7 @@ public actor Peer {
         let offer = StreamOffer(
             connectionID: connectionID, senderPeerID: id, source: source, destination: request.destination,
             channels: port.channels, sampleRates: senderPort.currentRates, sampleFormats: port.sampleFormats,
-            options: request.options, captureClock: .realtime, senderControlPort: controlPort)
+            options: request.options, captureClock: link == nil ? .realtime : .linkGhost, senderControlPort: controlPort)
 
         let answer: StreamAnswer
         let endpoint: ControlEndpoint
@@ -251,7 +269,7 @@ public actor Peer {
         do {
             let connection = try ReceiveConnection(
                 summary: summary, ssrc: ssrc, payloadType: payloadType, peerEndpoint: senderEndpoint,
-                maxPeriodFrames: configuration.periodFrames, signalLossTimeout: configuration.signalLossTimeout)
+                captureClock: offer.captureClock, maxPeriodFrames: configuration.periodFrames, signalLossTimeout: configuration.signalLossTimeout)
             try receiverPort.add(connection)
             receiving[offer.connectionID] = (connection, receiverPort)
             logger.info("connection \(offer.connectionID): receiving \(offer.source) → \(destination) on UDP port \(connection.socket.localPort), \(format)")

@@ -1,4 +1,5 @@
 import Logging
+import TuttiIO
 import TuttiWire
 
 /// Everything needed to run a peer. Built by the CLI from flags or a TOML file, or by an embedding app.
@@ -18,6 +19,9 @@ public struct PeerConfiguration: Sendable {
     public var periodFrames = 64
     /// Time without media after which a receiving connection is reported lost.
     public var signalLossTimeout: Duration = .seconds(1)
+    /// Join the shared beat clock (Ableton Link's protocol) on the network, and time media on it;
+    /// nil: no beat clock, media timed on the wall clock.
+    public var link: LinkConfiguration? = LinkConfiguration()
 
     public init(name: String, stateDirectory: String, ports: [PortConfiguration]) {
         self.name = name

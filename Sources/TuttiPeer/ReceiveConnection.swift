@@ -16,6 +16,8 @@ final class ReceiveConnection: @unchecked Sendable {
     let receiver: StreamReceiver
     /// The sender's control endpoint, for the teardown notice (nil when it reached us from elsewhere).
     let peerEndpoint: ControlEndpoint?
+    /// The clock the sender stamps capture times with.
+    let captureClock: CaptureClock
     private let running = Atomic<Bool>(true)
     private var thread: OSThread?
 
@@ -24,9 +26,10 @@ final class ReceiveConnection: @unchecked Sendable {
 
     init(
         summary: ConnectionSummary, ssrc: UInt32, payloadType: UInt8, peerEndpoint: ControlEndpoint?,
-        maxPeriodFrames: Int, signalLossTimeout: Duration
+        captureClock: CaptureClock, maxPeriodFrames: Int, signalLossTimeout: Duration
     ) throws(PeerError) {
         self.summary = summary
+        self.captureClock = captureClock
         self.peerEndpoint = peerEndpoint
         do { socket = try UDPSocket() } catch { throw PeerError("cannot open a UDP socket: \(error)") }
         receiver = StreamReceiver(

@@ -22,7 +22,10 @@ final class ReceiverPort: @unchecked Sendable {
     var descriptor: PortDescriptor { configuration.descriptor }
     var connections: [ReceiveConnection] { table.all }
 
-    init(configuration: PortConfiguration, sink: AudioSink, periodFrames: Int) {
+    private let captureClock: CaptureClockSource
+
+    init(configuration: PortConfiguration, sink: AudioSink, periodFrames: Int, captureClock: CaptureClockSource) {
+        self.captureClock = captureClock
         self.configuration = configuration
         self.sink = sink
         self.periodFrames = periodFrames
@@ -53,17 +56,18 @@ final class ReceiverPort: @unchecked Sendable {
         }
         if clock == nil {
             let table = table
+            let captureClock = captureClock
             nonisolated(unsafe) let mix = mix
             let channels = descriptor.channels
             let ring = writer!.ring
             let newClock = PacedDeviceClock(
                 name: "tutti-recv-\(descriptor.name)", sampleRate: format.sampleRate, periodFrames: periodFrames
             ) { periodTime, frames in
-                let wallOffset = WallClock.nanoseconds() - MonotonicClock().now().nanoseconds
                 let count = frames * channels
                 for index in 0..<count { mix[index] = 0 }
                 table.forEachActive { connection in
-                    connection.receiver.render(frames: frames, now: periodTime, captureClockNow: periodTime.nanoseconds + wallOffset)
+                    connection.receiver.render(
+                        frames: frames, now: periodTime, captureClockNow: captureClock.now(on: connection.captureClock, at: periodTime))
                     ChannelMixer.add(
                         connection.receiver.output, streamChannels: connection.format.channels, into: mix, portChannels: channels,
                         frames: frames)

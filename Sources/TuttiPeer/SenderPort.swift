@@ -22,7 +22,10 @@ final class SenderPort: @unchecked Sendable {
     var descriptor: PortDescriptor { configuration.descriptor }
     var connections: [SendConnection] { table.all }
 
-    init(configuration: PortConfiguration, source: AudioSource, periodFrames: Int) {
+    private let captureClock: CaptureClockSource
+
+    init(configuration: PortConfiguration, source: AudioSource, periodFrames: Int, captureClock: CaptureClockSource) {
+        self.captureClock = captureClock
         self.configuration = configuration
         self.source = source
         self.periodFrames = periodFrames
@@ -67,15 +70,16 @@ final class SenderPort: @unchecked Sendable {
             let channels = descriptor.channels
             nonisolated(unsafe) let buffer = periodBuffer
             let table = table
+            let captureClock = captureClock
             let newClock = PacedDeviceClock(name: "tutti-send-\(descriptor.name)", sampleRate: rate, periodFrames: periodFrames) {
                 periodTime, frames in
-                // Capture time on the wall clock: the period's nominal start, mapped from the monotonic clock.
-                let offset = WallClock.nanoseconds() - MonotonicClock().now().nanoseconds
+                // Capture time: the period's nominal start on the capture clock (Link ghost time or wall clock).
+                let captureTime = captureClock.captureTime(of: periodTime)
                 renderer.render(into: buffer, frames: frames, channels: channels)
                 let samples = UnsafeBufferPointer(buffer)
                 table.forEachActive { connection in
                     connection.send(
-                        samples, portChannels: channels, frames: frames, captureTime: periodTime.nanoseconds + offset,
+                        samples, portChannels: channels, frames: frames, captureTime: captureTime,
                         socket: socket)
                 }
             }

@@ -10,6 +10,7 @@ struct ConfigFile {
     var period: Int?
     var stateDirectory: String?
     var discovery: Bool?
+    var link: Bool?
     var peers: [ControlEndpoint] = []
     var ports: [PortConfiguration] = []
 
@@ -23,7 +24,7 @@ struct ConfigFile {
             throw CLIError("config \(path): \(error)")
         }
         var config = ConfigFile()
-        let known: Set<String> = ["name", "control-port", "period", "state-dir", "discovery", "peers", "sender", "receiver"]
+        let known: Set<String> = ["name", "control-port", "period", "state-dir", "discovery", "link", "peers", "sender", "receiver"]
         if let unknown = table.keys.sorted().first(where: { !known.contains($0) }) {
             throw CLIError("config \(path): unknown key '\(unknown)' (known: \(known.sorted().joined(separator: ", ")))")
         }
@@ -37,6 +38,10 @@ struct ConfigFile {
         if let value = table["discovery"] {
             guard let flag = value.bool else { throw CLIError("config \(path): discovery must be true or false") }
             config.discovery = flag
+        }
+        if let value = table["link"] {
+            guard let flag = value.bool else { throw CLIError("config \(path): link must be true or false") }
+            config.link = flag
         }
         if let value = table["peers"] {
             guard let array = value.array else { throw CLIError("config \(path): peers must be a list of \"HOST:PORT\"") }

@@ -47,6 +47,12 @@ struct PeerCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-discovery"), help: "Do not publish or browse through Avahi.")
     var noDiscovery = false
 
+    @Flag(name: .customLong("no-link"), help: "Do not join the shared beat clock (Ableton Link); time media on the wall clock.")
+    var noLink = false
+
+    @Option(name: .customLong("link-interface"), help: ArgumentHelp("Run the beat clock on this interface only (repeatable; default: all).", valueName: "NAME"))
+    var linkInterfaces: [String] = []
+
     @Option(help: ArgumentHelp("Frames per device period for ports without a sound card.", valueName: "FRAMES"))
     var period: Int?
 
@@ -79,6 +85,11 @@ struct PeerCommand: AsyncParsableCommand {
             configuration.controlPort = controlPort ?? file.controlPort ?? 0
             configuration.explicitPeers = file.peers + peers
             configuration.discovery = !noDiscovery && (file.discovery ?? true)
+            if noLink || file.link == false {
+                configuration.link = nil
+            } else if !linkInterfaces.isEmpty {
+                configuration.link?.interfaces = linkInterfaces
+            }
             let periodFrames = period ?? file.period ?? 64
             guard (16...4096).contains(periodFrames) else { throw CLIError("--period must be between 16 and 4096 frames") }
             configuration.periodFrames = periodFrames
@@ -112,7 +123,7 @@ struct PeerCommand: AsyncParsableCommand {
     /// What the peer would run, one line per port.
     static func summary(of configuration: PeerConfiguration) -> String {
         var lines = [
-            "peer \(configuration.name): control port \(configuration.controlPort == 0 ? "any" : String(configuration.controlPort)), period \(configuration.periodFrames) frames, discovery \(configuration.discovery ? "on" : "off")"
+            "peer \(configuration.name): control port \(configuration.controlPort == 0 ? "any" : String(configuration.controlPort)), period \(configuration.periodFrames) frames, discovery \(configuration.discovery ? "on" : "off"), beat clock \(configuration.link == nil ? "off" : "on")"
                 + (configuration.explicitPeers.isEmpty ? "" : ", peers \(configuration.explicitPeers.map(\.description).joined(separator: " "))")
         ]
         for port in configuration.ports {

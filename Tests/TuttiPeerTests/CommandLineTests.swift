@@ -45,7 +45,7 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(
             stage.output,
             """
-            peer stage: control port any, period 64 frames, discovery on
+            peer stage: control port any, period 64 frames, discovery on, beat clock on
               sender click "Click 1 kHz": 2ch, 48000/44100 Hz, L24/L16, tone 1000.0 Hz at 0.5
               sender mic "stdin": 1ch, 48000 Hz, L24/L16, stdin s16le
               receiver monitor "monitor.wav": 2ch, 48000/44100/96000 Hz, L24/L16, wav monitor.wav
@@ -55,7 +55,7 @@ final class CommandLineTests: XCTestCase {
         let overridden = try run([
             "peer", "--config", configs.appendingPathComponent("stage.toml").path, "--name", "other", "--no-discovery", "--dry-run",
         ])
-        XCTAssertTrue(overridden.output.hasPrefix("peer other: control port any, period 64 frames, discovery off"), overridden.output)
+        XCTAssertTrue(overridden.output.hasPrefix("peer other: control port any, period 64 frames, discovery off, beat clock on"), overridden.output)
 
         let broken = FileManager.default.temporaryDirectory.appendingPathComponent("tutti-broken-\(UInt32.random(in: 0 ... .max)).toml")
         try "name = \"x\"\ncolour = 3\n".write(to: broken, atomically: true, encoding: .utf8)

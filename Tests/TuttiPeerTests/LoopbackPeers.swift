@@ -17,6 +17,8 @@ struct LoopbackPeers {
     mutating func start(_ name: String, ports: [PortConfiguration]) async throws -> Peer {
         var configuration = PeerConfiguration(name: name, stateDirectory: directory, ports: ports)
         configuration.discovery = false
+        // No beat clock: Link multicasts, and these peers run in the machine's own network namespace.
+        configuration.link = nil
         var logger = Logger(label: "test.\(name)")
         logger.logLevel = .warning
         let peer = try await Peer.start(configuration, logger: logger)

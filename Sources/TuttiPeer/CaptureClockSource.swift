@@ -1,0 +1,37 @@
+import TuttiClock
+import TuttiCore
+import TuttiIO
+import TuttiWire
+
+/// Converts a device period's monotonic time to the clock that capture times are counted on: the Link
+/// session's ghost time when the peer runs the shared beat clock, else the wall clock.
+///
+/// Realtime-safe: `captureTime(of:)`, `now(on:at:)` (a lock-free snapshot read and two clock reads).
+/// Thread-safe: yes.
+struct CaptureClockSource: Sendable {
+    let link: LinkService?
+
+    /// The clock this peer stamps its captures with.
+    var kind: CaptureClock { link == nil ? .realtime : .linkGhost }
+
+    /// `hostTime` (monotonic) on this peer's capture clock, in nanoseconds.
+    @inline(__always)
+    func captureTime(of hostTime: HostTime) -> Int64 {
+        now(on: kind, at: hostTime)
+    }
+
+    /// `hostTime` (monotonic) on `clock`, in nanoseconds; `Int64.min` when this peer cannot read that clock
+    /// (a stream timed on Link ghost time while this peer has no Link session).
+    @inline(__always)
+    func now(on clock: CaptureClock, at hostTime: HostTime) -> Int64 {
+        switch clock {
+        case .realtime:
+            return hostTime.nanoseconds + (WallClock.nanoseconds() - MonotonicClock().now().nanoseconds)
+        case .linkGhost:
+            guard let link else { return .min }
+            let microseconds = hostTime.nanoseconds / 1000
+            let ghost = link.snapshot.clock.ghostTime(atHostTime: microseconds)
+            return ghost * 1000 + hostTime.nanoseconds % 1000
+        }
+    }
+}

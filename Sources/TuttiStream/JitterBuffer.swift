@@ -264,9 +264,13 @@ public struct JitterBuffer: ~Copyable {
     ///   - captureClockNow: the same instant on the stream's capture clock (nanoseconds), to measure latency and
     ///     for synchronized playout; `Int64.min` when this receiver cannot read that clock.
     /// Realtime-safe: yes.
+    /// - Returns: when the first output frame was captured, on the stream's capture clock (nanoseconds), or
+    ///   `Int64.min` when it is concealment or the packet carried no capture time. Latency compensation: the
+    ///   frame at output index i was captured at the returned time plus i frames.
+    @discardableResult
     public mutating func read(
         into output: UnsafeMutableBufferPointer<Float>, frames: Int, now: HostTime, captureClockNow: Int64
-    ) {
+    ) -> Int64 {
         let channels = format.channels
         precondition(output.count >= frames * channels)
         if let lastArrival, state != .idle, now - lastArrival > signalLossTimeout {
@@ -276,7 +280,7 @@ public struct JitterBuffer: ~Copyable {
             output.update(repeating: 0)
             fadeStep = 0
             if state == .lost { counters.latencyNanoseconds = nil }
-            return
+            return .min
         }
 
         if let latency = format.synchronizedLatencyNanoseconds, captureClockNow != .min {
@@ -286,6 +290,7 @@ public struct JitterBuffer: ~Copyable {
         counters.bufferedFrames = max(0, Int(highestEnd - playHead))
         let packetFrames = Int64(format.packetFrames)
         var measuredLatency = false
+        var firstCaptureTime = Int64.min
         var written = 0
         while written < frames {
             let position = playHead
@@ -298,6 +303,9 @@ public struct JitterBuffer: ~Copyable {
 
             if present {
                 if state == .buffering { state = .playing }
+                if written == 0, slotCaptureTimes[slot] != .min {
+                    firstCaptureTime = slotCaptureTimes[slot] + Int64(offsetInPacket) * 1_000_000_000 / Int64(format.sampleRate)
+                }
                 if !measuredLatency, slotCaptureTimes[slot] != .min, captureClockNow != .min {
                     measuredLatency = true
                     let captured = slotCaptureTimes[slot] + Int64(offsetInPacket) * 1_000_000_000 / Int64(format.sampleRate)
@@ -322,6 +330,7 @@ public struct JitterBuffer: ~Copyable {
             counters.underruns &+= 1
             wasEmpty = true
         }
+        return firstCaptureTime
     }
 
     /// Synchronized playout: the frame due now is the one captured `latency` ago. Placed at the first read

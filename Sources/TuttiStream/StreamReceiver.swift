@@ -63,15 +63,21 @@ public final class StreamReceiver: @unchecked Sendable {
     /// Device thread only.
     /// - Parameters:
     ///   - now: the period's time on the monotonic clock.
-    ///   - captureClockNow: the same instant on the stream's capture clock (for the latency figure).
-    public func render(frames: Int, now: HostTime, captureClockNow: Int64) {
+    ///   - captureClockNow: the same instant on the stream's capture clock (for the latency figure and
+    ///     synchronized playout), `Int64.min` if unknown.
+    /// - Returns: the capture time of `output`'s first frame on the stream's capture clock (nanoseconds), or
+    ///   `Int64.min` when unknown (concealment): what latency compensation needs, as the Audiobus receiver
+    ///   port's timestamps give.
+    @discardableResult
+    public func render(frames: Int, now: HostTime, captureClockNow: Int64) -> Int64 {
         while ring.pop({ entry, payload in
             _ = jitterBuffer.insert(
                 sequenceNumber: entry.sequenceNumber, timestamp: entry.timestamp, captureTime: entry.captureTime,
                 arrival: entry.arrival, payload: payload)
         }) {}
-        jitterBuffer.read(into: output, frames: frames, now: now, captureClockNow: captureClockNow)
+        let captureTime = jitterBuffer.read(into: output, frames: frames, now: now, captureClockNow: captureClockNow)
         published.publish(jitterBuffer.statistics, state: jitterBuffer.state)
+        return captureTime
     }
 
     /// The counters as last published by the device thread, and the datagrams dropped before the buffer

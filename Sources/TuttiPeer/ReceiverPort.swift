@@ -60,6 +60,7 @@ final class ReceiverPort: @unchecked Sendable {
             nonisolated(unsafe) let mix = mix
             let channels = descriptor.channels
             let ring = writer!.ring
+            let timing = writer!.timing
             let newClock = PacedDeviceClock(
                 name: "tutti-recv-\(descriptor.name)", sampleRate: format.sampleRate, periodFrames: periodFrames
             ) { periodTime, frames in
@@ -72,6 +73,8 @@ final class ReceiverPort: @unchecked Sendable {
                         connection.receiver.output, streamChannels: connection.format.channels, into: mix, portChannels: channels,
                         frames: frames)
                 }
+                timing.noteFirstPeriod(
+                    hostTime: periodTime.nanoseconds, sessionTime: captureClock.now(on: .linkGhost, at: periodTime))
                 ring.write(UnsafeBufferPointer(rebasing: mix[0..<count]))
             }
             clock = newClock

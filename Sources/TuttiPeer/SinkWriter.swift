@@ -16,6 +16,9 @@ final class SinkWriter: @unchecked Sendable {
     private let running = Atomic<Bool>(true)
     private var thread: OSThread?
 
+    /// When the recording began; a WAV sink saves it beside the file.
+    let timing = RecordingTiming()
+
     init(sink: AudioSink, sampleRate: Int, channels: Int, sampleFormat: SampleFormat) throws(PeerError) {
         ring = SampleRing(capacity: sampleRate * channels * 2)  // two seconds
         let ring = ring
@@ -45,6 +48,7 @@ final class SinkWriter: @unchecked Sendable {
             var bytes = [UInt8](repeating: 0, count: 4096 * 4)
             var sinceFlush = 0
             var draining = false
+            var timingSaved = false
             while true {
                 let count = ring.read(into: chunk)
                 if count == 0 {
@@ -60,6 +64,7 @@ final class SinkWriter: @unchecked Sendable {
                     sinceFlush += count
                     if sinceFlush >= samplesPerFlush {
                         writer.flush()
+                        if !timingSaved { timingSaved = timing.save(besides: writer.path, sampleRate: sampleRate) }
                         sinceFlush = 0
                     }
                 case .raw(let encoding):
@@ -76,7 +81,10 @@ final class SinkWriter: @unchecked Sendable {
                     break
                 }
             }
-            if case .wav(let writer) = target { writer.close() }
+            if case .wav(let writer) = target {
+                writer.close()
+                if !timingSaved { _ = timing.save(besides: writer.path, sampleRate: sampleRate) }
+            }
         }
     }
 

@@ -46,6 +46,18 @@ struct ClockCommand: AsyncParsableCommand {
     @Option(help: "Stop after this many samples (default: until Ctrl-C; 1 with --json; 0 to apply changes and exit).")
     var count: Int?
 
+    @Flag(help: "Serve: take JSON commands on stdin (state, tempo, start, stop, quantum, sample, log_changes, quit, kill) and print JSON lines, as the lab's Link test peer does.")
+    var serve = false
+
+    @Option(help: ArgumentHelp("Name in --serve output lines.", valueName: "NAME"))
+    var name = "tutti"
+
+    @Option(name: .customLong("sample-every"), help: ArgumentHelp("--serve: print a sample every MS milliseconds from the start.", valueName: "MS"))
+    var sampleEvery = 0
+
+    @Flag(name: .customLong("log-changes"), help: "--serve: print a line whenever tempo, peer count or transport changes.")
+    var logChanges = false
+
     func validate() throws {
         if let tempo, !(tempo >= 20 && tempo <= 999) { throw ValidationError("--tempo must be between 20 and 999 bpm") }
         if start && stop { throw ValidationError("--start and --stop exclude each other") }
@@ -62,6 +74,12 @@ struct ClockCommand: AsyncParsableCommand {
             do { link = try LinkService(configuration: configuration) } catch { throw CLIError("cannot join Link: \(error)") }
             link.start()
             defer { link.stop() }
+            if serve {
+                await ClockServeMode(
+                    link: link, name: name, quantum: quantum, sampleEveryMilliseconds: sampleEvery, logChanges: logChanges
+                ).run()
+                return
+            }
             let changes = tempo != nil || start || stop
             if changes {
                 // Join the running session first, so the change applies to it rather than to our own.

@@ -36,6 +36,14 @@ public final class LinkService: @unchecked Sendable {
     private let wakeRead: Int32
     private let wakeWrite: Int32
     private let running = Atomic<Bool>(false)
+    // Audio-thread mailboxes (latest request wins): written with atomics only, taken by the network thread
+    // within `audioRequestLatency`.
+    private let audioTempo = Atomic<UInt64>(0)  // µs per beat, 0 = no request
+    private let audioTempoAnchor = Atomic<Int64>(0)
+    private let audioPlaying = Atomic<Int>(0)  // 0 = no request, 1 = stop, 2 = start
+    private let audioPlayingTime = Atomic<Int64>(0)
+    /// How long an audio-thread request waits at most before the network thread applies it.
+    public static let audioRequestLatency: Duration = .milliseconds(5)
     private var thread: OSThread?
     private let clock = MonotonicClock()
 
@@ -117,6 +125,36 @@ public final class LinkService: @unchecked Sendable {
     /// Makes session beat `beats` fall now (moves everybody's phase). Any thread (not realtime-safe).
     public func forceBeats(_ beats: Beats) { enqueue(.forceBeats(beats)) }
 
+    /// Requests a tempo change from a realtime (audio) thread: the beat stays continuous at host time
+    /// `anchor` (µs, `hostMicroseconds`). Realtime-safe: yes (two atomic stores; the network thread applies it
+    /// within `audioRequestLatency`). The latest request wins.
+    @inline(__always)
+    public func requestTempoFromAudioThread(_ tempo: Tempo, anchor: Int64) {
+        audioTempoAnchor.store(anchor, ordering: .relaxed)
+        audioTempo.store(UInt64(max(1, tempo.microsecondsPerBeat)), ordering: .releasing)
+    }
+
+    /// Requests start or stop from a realtime (audio) thread, taking effect at host time `at` (µs).
+    /// Realtime-safe: yes. The latest request wins.
+    @inline(__always)
+    public func requestPlayingFromAudioThread(_ playing: Bool, at hostTime: Int64) {
+        audioPlayingTime.store(hostTime, ordering: .relaxed)
+        audioPlaying.store(playing ? 2 : 1, ordering: .releasing)
+    }
+
+    private func takeAudioRequests(now: Int64) {
+        let tempo = audioTempo.exchange(0, ordering: .acquiring)
+        if tempo != 0 {
+            let anchor = audioTempoAnchor.load(ordering: .relaxed)
+            perform(node.setTempo(Tempo(microsecondsPerBeat: Int64(tempo)), anchor: anchor, now: now))
+        }
+        let playing = audioPlaying.exchange(0, ordering: .acquiring)
+        if playing != 0 {
+            let time = audioPlayingTime.load(ordering: .relaxed)
+            perform(node.setPlaying(playing == 2, at: time, now: now))
+        }
+    }
+
     private func enqueue(_ request: Request) {
         requests.withLock { $0.append(request) }
         wake()
@@ -151,7 +189,8 @@ public final class LinkService: @unchecked Sendable {
             now = hostMicroseconds
             var deadlines = [node.nextDeadline].compactMap { $0 }
             deadlines += measurements.values.compactMap(\.measurement.timerDeadline)
-            let wait = deadlines.min().map { max(0, min(100_000, $0 - now)) } ?? 100_000
+            // Wake at least every `audioRequestLatency` to take audio-thread requests.
+            let wait = deadlines.min().map { max(0, min(5_000, $0 - now)) } ?? 5_000
             for index in descriptors.indices { descriptors[index].revents = 0 }
             _ = poll(&descriptors, nfds_t(descriptors.count), Int32((wait + 999) / 1000))
             now = hostMicroseconds
@@ -172,6 +211,7 @@ public final class LinkService: @unchecked Sendable {
                 }
             }
             now = hostMicroseconds
+            takeAudioRequests(now: now)
             for session in Array(measurements.keys) where (measurements[session]?.measurement.timerDeadline ?? .max) <= now {
                 var entry = measurements[session]!
                 let actions = entry.measurement.timerFired(now: now)

@@ -42,6 +42,8 @@ public final class LinkService: @unchecked Sendable {
     private let audioTempoAnchor = Atomic<Int64>(0)
     private let audioPlaying = Atomic<Int>(0)  // 0 = no request, 1 = stop, 2 = start
     private let audioPlayingTime = Atomic<Int64>(0)
+    private let audioBeatRequest = Atomic<Int64>(.min)  // micro-beats, .min = no request
+    private let audioBeatTime = Atomic<Int64>(0)
     /// How long an audio-thread request waits at most before the network thread applies it.
     public static let audioRequestLatency: Duration = .milliseconds(5)
     private var thread: OSThread?
@@ -142,7 +144,21 @@ public final class LinkService: @unchecked Sendable {
         audioPlaying.store(playing ? 2 : 1, ordering: .releasing)
     }
 
+    /// Requests that session beat `beats` fall at host time `at` (µs), as Link's `requestBeatAtTime`: while
+    /// this peer is alone it moves the beat grid (everybody's phase, as `forceBeats`); while others are in
+    /// the session it changes nothing, because the session's phase is shared: wait for
+    /// `snapshot.clock.nextBeats(matchingPhaseOf:quantum:atOrAfterHostTime:)` instead. Realtime-safe: yes.
+    @inline(__always)
+    public func requestBeatFromAudioThread(_ beats: Beats, at hostTime: Int64) {
+        audioBeatTime.store(hostTime, ordering: .relaxed)
+        audioBeatRequest.store(beats.microBeats, ordering: .releasing)
+    }
+
     private func takeAudioRequests(now: Int64) {
+        let requested = audioBeatRequest.exchange(.min, ordering: .acquiring)
+        if requested != .min, node.peerCount == 0 {
+            perform(node.forceBeats(Beats(microBeats: requested), at: audioBeatTime.load(ordering: .relaxed), now: now))
+        }
         let tempo = audioTempo.exchange(0, ordering: .acquiring)
         if tempo != 0 {
             let anchor = audioTempoAnchor.load(ordering: .relaxed)

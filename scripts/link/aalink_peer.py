@@ -290,9 +290,11 @@ class Peer:
         link.set_tempo_callback(self._cb("tempo"))
         link.set_start_stop_callback(self._cb("playing"))
         t0 = mono_ns()
-        link.enabled = True
+        if not self.args.start_disabled:
+            link.enabled = True
         t1 = mono_ns()
-        self.out.emit("hello", t=t0, t_enabled=t1, pid=os.getpid(),
+        self.out.emit("hello", t=t0, t_enabled=None if self.args.start_disabled else t1,
+                      enabled=not self.args.start_disabled, pid=os.getpid(),
                       host=os.environ.get("TUTTI_LAB_HOST", ""), bpm=self.args.bpm,
                       quantum=link.quantum, start_stop_sync=link.start_stop_sync_enabled,
                       clock=clock_mapping(link))
@@ -333,6 +335,8 @@ def main():
     p.add_argument("--max-runtime", type=float, default=600.0, metavar="S",
                    help="quit by itself after S seconds (exit code 3; 0 = never; default 600)")
     p.add_argument("--no-stdin", action="store_true", help="do not read commands from stdin")
+    p.add_argument("--start-disabled", action="store_true",
+                   help="do not enable Link at start; wait for the enable command (hello has t_enabled null)")
     p.add_argument("--pass-loop", action="store_true",
                    help="pass the asyncio loop to aalink.Link (deprecated form)")
     args = p.parse_args()

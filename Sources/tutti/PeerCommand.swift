@@ -108,15 +108,8 @@ struct PeerCommand: AsyncParsableCommand {
             do throws(PeerError) { peer = try await Peer.start(configuration, logger: logger) } catch { throw CLIError(error.message) }
 
             // Stop cleanly on SIGINT/SIGTERM: tear connections down, withdraw the service, finalise files.
-            let signals = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number)
-                source.setEventHandler { Task { await peer.stop() } }
-                source.resume()
-                return source
-            }
+            SignalHandling.setHandler { _ in Task { await peer.stop() } }
             await peer.run()
-            _ = signals
         }
     }
 

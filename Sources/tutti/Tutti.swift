@@ -2,6 +2,21 @@ import ArgumentParser
 
 @main
 struct Tutti: AsyncParsableCommand {
+    static func main() async {
+        // Before any other thread exists, so that every thread inherits the blocked signals.
+        SignalHandling.install()
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "tutti",
         abstract: "Several Linux machines as one audio bus.",

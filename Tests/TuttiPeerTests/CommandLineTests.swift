@@ -8,6 +8,13 @@ final class CommandLineTests: XCTestCase {
         Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent("tutti")
     }
 
+    /// The one skip in these tests: only when the `tutti` product was not built (e.g. `swift test --filter`
+    /// after a partial build). `make test` (and so CI) builds it with `swift build --build-tests` first, so CI
+    /// always runs these tests; the lab tests drive the same binary end to end as well.
+    private func requireBinary() throws {
+        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: binary.path), "tutti binary not built at \(binary.path)")
+    }
+
     private func run(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
         let process = Process()
         process.executableURL = binary
@@ -24,10 +31,8 @@ final class CommandLineTests: XCTestCase {
         )
     }
 
-    // Skipped only when run without the product built (e.g. `swift test --filter` after a partial build);
-    // `make test` builds it with `swift build --build-tests`, so CI always runs these.
     func testEveryCommandHasHelp() throws {
-        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: binary.path), "tutti binary not built at \(binary.path)")
+        try requireBinary()
         for command in ["peer", "ls", "connect", "disconnect", "stats", "analyze"] {
             let result = try run([command, "--help"])
             XCTAssertEqual(result.status, 0, command)
@@ -38,7 +43,7 @@ final class CommandLineTests: XCTestCase {
     }
 
     func testTheExampleConfigurationParses() throws {
-        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: binary.path), "tutti binary not built at \(binary.path)")
+        try requireBinary()
         let configs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../configs")
         let stage = try run(["peer", "--config", configs.appendingPathComponent("stage.toml").path, "--dry-run"])
         XCTAssertEqual(stage.status, 0, stage.error)
@@ -65,7 +70,7 @@ final class CommandLineTests: XCTestCase {
     }
 
     func testErrorsAreOneLineOnStandardErrorWithAFailingStatus() throws {
-        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: binary.path), "tutti binary not built at \(binary.path)")
+        try requireBinary()
         let badPort = try run(["peer", "--no-discovery", "--sender", "out=bogus"])
         XCTAssertEqual(badPort.status, 1)
         XCTAssertEqual(badPort.error, "tutti: port out: unknown sender kind 'bogus' (one of: tone, wav, stdin)\n")

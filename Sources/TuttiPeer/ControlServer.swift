@@ -61,7 +61,7 @@ final class ControlServer: Sendable {
     private func serve(
         _ connection: NIOAsyncChannel<ControlFrame, ByteBuffer>, logger: Logger, handler: @escaping Handler
     ) async {
-        let remote = connection.channel.remoteAddress?.ipAddress
+        let remote = connection.channel.remoteAddress?.ipAddress.map(Self.unmapped)
         do {
             try await connection.executeThenClose { inbound, outbound in
                 for try await frame in inbound {
@@ -94,6 +94,13 @@ final class ControlServer: Sendable {
     /// Stops listening. Open connections finish their current request.
     func close() async {
         try? await channel.channel.close()
+    }
+
+    /// An IPv4 client of the dual-stack listener appears as `::ffff:a.b.c.d`; peers and users know it as `a.b.c.d`.
+    static func unmapped(_ host: String) -> String {
+        let prefix = "::ffff:"
+        guard host.lowercased().hasPrefix(prefix), host.dropFirst(prefix.count).allSatisfy({ $0.isNumber || $0 == "." }) else { return host }
+        return String(host.dropFirst(prefix.count))
     }
 }
 

@@ -18,7 +18,7 @@ import TuttiWire
 /// `await peer.stop()`.
 public actor Peer {
     public let configuration: PeerConfiguration
-    public let id: PeerID
+    public nonisolated let id: PeerID
     /// The TCP port the control channel listens on.
     public nonisolated let controlPort: UInt16
     private let logger: Logger
@@ -119,7 +119,12 @@ public actor Peer {
         stopped = true
         discovery?.stop()
         discoveryContinuation.finish()
+        let presence = self.presence
         await withDiscardingTaskGroup { group in
+            for peer in knownPeers.values where peer.id != nil {
+                let endpoints = peer.endpoints
+                group.addTask { _ = try? await ControlClient.send(.bye(presence), toAnyOf: endpoints, timeout: .milliseconds(300)) }
+            }
             for (id, entry) in sending {
                 let endpoint = entry.connection.peerEndpoint
                 group.addTask { await Self.notify(endpoint, of: id, reason: "peer stopping") }
@@ -153,6 +158,15 @@ public actor Peer {
         case .disconnect(let body): return await disconnect(body)
         case .teardown(let body):
             await remove(body.connectionID, reason: "closed by the other end (\(body.reason))", notify: false)
+            return .done
+        case .hello(let presence):
+            if let remoteHost { introduced(presence, from: ControlEndpoint(host: remoteHost, port: presence.controlPort)) }
+            return .done
+        case .bye(let presence):
+            if let name = knownPeers.first(where: { $0.value.id == presence.id })?.key {
+                knownPeers.removeValue(forKey: name)
+                logger.info("peer \(name) left")
+            }
             return .done
         }
     }
@@ -366,6 +380,30 @@ public actor Peer {
         }
     }
 
+    /// This peer, as `hello` and `bye` announce it.
+    private var presence: PeerPresence { PeerPresence(id: id, name: publishedName, controlPort: controlPort) }
+
+    /// Tells a peer found through Avahi that this one is here, without waiting for Avahi to finish probing
+    /// this peer's name (about a second). Fire and forget: Avahi still announces the peer if this fails.
+    private func introduce(to endpoints: [ControlEndpoint]) {
+        let presence = self.presence
+        Task { _ = try? await ControlClient.send(.hello(presence), toAnyOf: endpoints, timeout: .seconds(1)) }
+    }
+
+    /// A peer said hello: know it now (Avahi will confirm it). A peer that says hello under a name that
+    /// another known peer holds is about to be renamed by Avahi's probing, and will say hello again.
+    private func introduced(_ presence: PeerPresence, from endpoint: ControlEndpoint) {
+        guard presence.id != id else { return }
+        if let holder = knownPeers[presence.name], holder.id != nil, holder.id != presence.id { return }
+        if let previous = knownPeers.first(where: { $0.value.id == presence.id && $0.key != presence.name })?.key {
+            knownPeers.removeValue(forKey: previous)
+        }
+        if knownPeers[presence.name] == nil {
+            logger.info("found peer \(presence.name) at \(endpoint) (it said hello)")
+            knownPeers[presence.name] = KnownPeer(name: presence.name, id: presence.id, endpoints: [endpoint])
+        }
+    }
+
     private func txtRecord() -> [String: String] {
         var summary = ""
         for port in configuration.ports {
@@ -384,6 +422,7 @@ public actor Peer {
         case .renamed(let from, let to):
             publishedName = to
             logger.warning("the name '\(from)' is taken on this network; published as '\(to)'")
+            for peer in knownPeers.values where peer.id != nil { introduce(to: peer.endpoints) }
         case .daemonUnavailable(let reason):
             logger.warning(
                 "avahi-daemon is not reachable (\(reason)): peers will not find each other automatically. Start it with 'sudo systemctl start avahi-daemon' (or 'avahi-daemon -D'), or name peers with --peer HOST:PORT")
@@ -395,6 +434,10 @@ public actor Peer {
             let known = KnownPeer(name: service.instanceName, id: service.txt["id"].flatMap(PeerID.init), endpoints: endpoints)
             if knownPeers[service.instanceName] == nil {
                 logger.info("found peer \(service.instanceName) at \(endpoints.map(\.description).joined(separator: ", "))")
+                introduce(to: endpoints)
+            }
+            if let stale = knownPeers.first(where: { $0.value.id == known.id && $0.key != service.instanceName })?.key {
+                knownPeers.removeValue(forKey: stale)
             }
             knownPeers[service.instanceName] = known
         case .serviceRemoved(let name):

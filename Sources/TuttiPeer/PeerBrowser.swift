@@ -1,4 +1,5 @@
 import Synchronization
+import TuttiCore
 import TuttiDiscovery
 import TuttiWire
 
@@ -61,7 +62,35 @@ public enum PeerBrowser {
 
         var candidates = found.withLock { $0 }.map { SessionPeer(name: $0.key, endpoints: $0.value) }
         candidates += explicit.map { SessionPeer(name: $0.description, endpoints: [$0]) }
-        let described = await withTaskGroup(of: SessionPeer.self) { group in
+        var described = await describeAll(candidates)
+        // One hop further: peers that the answering peers know (they browse all the time, and hear a new
+        // peer's hello before Avahi has finished probing its name) but this browse did not find.
+        let answered = Set(described.compactMap { $0.description?.id })
+        var introduced = [PeerID: SessionPeer]()
+        for peer in described {
+            for known in peer.description?.knownPeers ?? [] {
+                guard let id = known.id, !answered.contains(id), !known.endpoints.isEmpty else { continue }
+                introduced[id] = SessionPeer(name: known.name, endpoints: known.endpoints)
+            }
+        }
+        // Hearsay: only the ones that answer are listed.
+        described += await describeAll(Array(introduced.values)).filter { $0.description != nil }
+        // The same peer may be both discovered and named explicitly: keep one entry per peer ID.
+        var seen = Set<String>()
+        var unique = [SessionPeer]()
+        for peer in described.sorted(by: { $0.name < $1.name }) {
+            let key = peer.description?.id.rawValue ?? peer.name
+            if seen.insert(key).inserted { unique.append(peer) }
+        }
+        let note = problem.withLock { $0 }.map {
+            "avahi-daemon is not reachable (\($0)): start it with 'sudo systemctl start avahi-daemon', or name peers with --peer HOST:PORT"
+        }
+        return (unique, note)
+    }
+
+    /// Asks every candidate to describe itself, concurrently.
+    private static func describeAll(_ candidates: [SessionPeer]) async -> [SessionPeer] {
+        await withTaskGroup(of: SessionPeer.self) { group in
             for candidate in candidates {
                 group.addTask {
                     var peer = candidate
@@ -84,16 +113,5 @@ public enum PeerBrowser {
             for await peer in group { all.append(peer) }
             return all
         }
-        // The same peer may be both discovered and named explicitly: keep one entry per peer ID.
-        var seen = Set<String>()
-        var unique = [SessionPeer]()
-        for peer in described.sorted(by: { $0.name < $1.name }) {
-            let key = peer.description?.id.rawValue ?? peer.name
-            if seen.insert(key).inserted { unique.append(peer) }
-        }
-        let note = problem.withLock { $0 }.map {
-            "avahi-daemon is not reachable (\($0)): start it with 'sudo systemctl start avahi-daemon', or name peers with --peer HOST:PORT"
-        }
-        return (unique, note)
     }
 }

@@ -166,6 +166,8 @@ private struct RequestBox: Codable {
         case "offer": message = .offer(try container.decode(StreamOffer.self, forKey: .body))
         case "disconnect": message = .disconnect(try container.decode(DisconnectRequest.self, forKey: .body))
         case "teardown": message = .teardown(try container.decode(TeardownNotice.self, forKey: .body))
+        case "hello": message = .hello(try container.decode(PeerPresence.self, forKey: .body))
+        case "bye": message = .bye(try container.decode(PeerPresence.self, forKey: .body))
         default: throw ControlDecodingError.unknownType(type)
         }
         envelope = ControlEnvelope(id: id, message: message, version: version)
@@ -182,6 +184,7 @@ private struct RequestBox: Codable {
         case .offer(let body): try container.encode(body, forKey: .body)
         case .disconnect(let body): try container.encode(body, forKey: .body)
         case .teardown(let body): try container.encode(body, forKey: .body)
+        case .hello(let body), .bye(let body): try container.encode(body, forKey: .body)
         }
     }
 }

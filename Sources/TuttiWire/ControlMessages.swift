@@ -98,6 +98,23 @@ public struct TeardownNotice: Hashable, Sendable, Codable {
     }
 }
 
+/// A peer tells the peers it knows that it is here (`hello`, as soon as it finds them, and again when it
+/// is renamed) or that it leaves (`bye`, when it stops cleanly). Avahi needs about a second to probe a new
+/// name and keeps a withdrawn one for a second (RFC 6762 §10.1); these messages let running peers see a
+/// peer arrive or leave at once, as Link peers do with their alive and bye-bye messages. The endpoint is the
+/// address the message came from with `controlPort`.
+public struct PeerPresence: Hashable, Sendable, Codable {
+    public var id: PeerID
+    public var name: String
+    public var controlPort: UInt16
+
+    public init(id: PeerID, name: String, controlPort: UInt16) {
+        self.id = id
+        self.name = name
+        self.controlPort = controlPort
+    }
+}
+
 /// Why a request failed; `message` is one line meant for the user.
 public struct ControlFailure: Error, Hashable, Sendable, Codable, CustomStringConvertible {
     public enum Code: String, Hashable, Sendable, Codable {
@@ -139,6 +156,10 @@ public enum ControlRequest: Hashable, Sendable {
     case teardown(TeardownNotice)
     /// → `.statistics`
     case statistics
+    /// peer → peer: → `.done`
+    case hello(PeerPresence)
+    /// peer → peer: → `.done`
+    case bye(PeerPresence)
 
     /// The wire name in the envelope's `type` field.
     public var typeName: String {
@@ -149,6 +170,8 @@ public enum ControlRequest: Hashable, Sendable {
         case .disconnect: "disconnect"
         case .teardown: "teardown"
         case .statistics: "statistics"
+        case .hello: "hello"
+        case .bye: "bye"
         }
     }
 }

@@ -30,6 +30,10 @@ public enum ControlValidation {
             if let destination = body.destination { try check(destination, "destination") }
         case .teardown(let body):
             try checkText(body.reason, "reason", allowEmpty: true)
+        case .hello(let body), .bye(let body):
+            try checkText(body.name, "name")
+            try require(body.name.utf8.count <= 63, "name is longer than 63 bytes")
+            try require(body.controlPort != 0, "controlPort must not be 0")
         }
     }
 

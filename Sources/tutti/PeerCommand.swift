@@ -99,7 +99,7 @@ struct PeerCommand: AsyncParsableCommand {
             }
 
             LoggingSystem.bootstrap { label in
-                var handler = StreamLogHandler.standardError(label: label)
+                var handler = PeerLogHandler(label: label)
                 handler.logLevel = level
                 return handler
             }

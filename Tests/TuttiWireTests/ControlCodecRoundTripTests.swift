@@ -6,7 +6,7 @@ import XCTest
 final class ControlCodecRoundTripTests: XCTestCase {
     func testEveryRequestTypeRoundTrips() throws {
         let requests = ControlFixtures.requests
-        XCTAssertEqual(Set(requests.map(\.typeName)), ["describe", "statistics", "connect", "offer", "disconnect", "teardown"])
+        XCTAssertEqual(Set(requests.map(\.typeName)), ["describe", "statistics", "connect", "offer", "disconnect", "teardown", "hello", "bye"])
         for (index, request) in requests.enumerated() {
             let envelope = ControlEnvelope(id: UInt32(index * 1_000_003), message: request)
             let frame = encodedRequest(envelope)

@@ -50,6 +50,8 @@ enum ControlFixtures {
             .disconnect(DisconnectRequest(source: source, destination: destination, connectionID: connectionID)),
             .teardown(TeardownNotice(connectionID: connectionID, reason: "")),
             .teardown(TeardownNotice(connectionID: connectionID, reason: "peer “stage” stopped — ünïcode ok")),
+            .hello(PeerPresence(id: peerID, name: "stage #2", controlPort: 7_400)),
+            .bye(PeerPresence(id: peerID, name: "stage", controlPort: 65_535)),
         ]
     }
 

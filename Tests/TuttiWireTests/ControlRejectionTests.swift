@@ -143,6 +143,15 @@ final class ControlRejectionTests: XCTestCase {
         XCTAssertEqual(roundTrip(.connect(connect)), .invalidField("endpoint host contains control characters"))
     }
 
+    func testPresenceFieldsAreValidated() {
+        let presence = { (name: String, port: UInt16) in PeerPresence(id: ControlFixtures.peerID, name: name, controlPort: port) }
+        XCTAssertNil(roundTrip(.hello(presence(String(repeating: "p", count: 63), 1))))
+        XCTAssertEqual(roundTrip(.hello(presence("", 7_400))), .invalidField("name is empty"))
+        XCTAssertEqual(roundTrip(.bye(presence(String(repeating: "p", count: 64), 7_400))), .invalidField("name is longer than 63 bytes"))
+        XCTAssertEqual(roundTrip(.hello(presence("stage\n", 7_400))), .invalidField("name contains control characters"))
+        XCTAssertEqual(roundTrip(.bye(presence("stage", 0))), .invalidField("controlPort must not be 0"))
+    }
+
     func testTooLongTextIsRejected() {
         let teardown = { (reason: String) in ControlRequest.teardown(TeardownNotice(connectionID: ControlFixtures.connectionID, reason: reason)) }
         XCTAssertNil(roundTrip(teardown(String(repeating: "r", count: 256))))

@@ -17,7 +17,7 @@ let package = Package(
     products: [
         .library(name: "Tutti", targets: ["TuttiPeer"]),
         // The data plane alone (wire formats, PCM, jitter buffer, packetizer): for apps with their own I/O.
-        .library(name: "TuttiMedia", targets: ["TuttiCore", "TuttiWire", "TuttiCodec", "TuttiStream"]),
+        .library(name: "TuttiMedia", targets: ["TuttiCore", "TuttiWire", "TuttiCodec", "TuttiResample", "TuttiStream"]),
         .executable(name: "tutti", targets: ["tutti"]),
     ],
     dependencies: [
@@ -33,12 +33,18 @@ let package = Package(
             providers: [.apt(["libavahi-client-dev"])]),
         .systemLibrary(
             name: "COpus", path: "Sources/COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
+        .systemLibrary(
+            name: "CSoxr", path: "Sources/CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
 
         // Pure, I/O-free core.
         .target(name: "TuttiCore", swiftSettings: strict),
         .target(name: "TuttiWire", dependencies: ["TuttiCore"], swiftSettings: strict),
         .target(name: "TuttiCodec", dependencies: ["TuttiCore", "COpus"], swiftSettings: strict),
-        .target(name: "TuttiStream", dependencies: ["TuttiCore", "TuttiWire", "TuttiCodec"], swiftSettings: strict),
+        // Sample-rate conversion and drift compensation (libsoxr: pure DSP, no I/O).
+        .target(name: "TuttiResample", dependencies: ["TuttiCore", "CSoxr"], swiftSettings: strict),
+        .target(
+            name: "TuttiStream", dependencies: ["TuttiCore", "TuttiWire", "TuttiCodec", "TuttiResample"],
+            swiftSettings: strict),
         .target(name: "TuttiSession", dependencies: ["TuttiCore", "TuttiWire"], swiftSettings: strict),
         .target(name: "TuttiAnalysis", dependencies: ["TuttiCore"], swiftSettings: strict),
         // Ableton Link's protocol and timeline maths (the shared beat clock); its socket edge lives in TuttiIO.
@@ -74,8 +80,9 @@ let package = Package(
         .target(name: "TuttiTesting", dependencies: ["TuttiCore", "TuttiWire"], path: "Tests/TuttiTesting", swiftSettings: strict),
 
         .testTarget(name: "TuttiWireTests", dependencies: ["TuttiWire", "TuttiTesting"], swiftSettings: strict),
-        .testTarget(name: "TuttiCodecTests", dependencies: ["TuttiCodec"], swiftSettings: strict),
-        .testTarget(name: "TuttiStreamTests", dependencies: ["TuttiStream", "TuttiTesting"], swiftSettings: strict),
+        .testTarget(name: "TuttiCodecTests", dependencies: ["TuttiCodec", "TuttiAnalysis"], swiftSettings: strict),
+        .testTarget(name: "TuttiStreamTests", dependencies: ["TuttiStream", "TuttiTesting", "TuttiAnalysis"], swiftSettings: strict),
+        .testTarget(name: "TuttiResampleTests", dependencies: ["TuttiResample", "TuttiAnalysis"], swiftSettings: strict),
         .testTarget(name: "TuttiSessionTests", dependencies: ["TuttiSession"], swiftSettings: strict),
         .testTarget(
             name: "TuttiClockTests", dependencies: ["TuttiClock", "TuttiTesting"], exclude: ["Fixtures"],

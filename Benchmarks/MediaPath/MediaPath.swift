@@ -392,4 +392,8 @@ let benchmarks: @Sendable () -> Void = {
         precondition(state.sinkRing.dropped == 0)
         mix.state = nil
     }
+
+    // Codec and resampler benchmarks, each in its own file (OpusBenchmarks.swift, ResampleBenchmarks.swift).
+    registerCodecBenchmarks(configuration)
+    registerResampleBenchmarks(configuration)
 }

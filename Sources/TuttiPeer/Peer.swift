@@ -283,7 +283,8 @@ public actor Peer {
         do {
             let connection = try ReceiveConnection(
                 summary: summary, ssrc: ssrc, payloadType: payloadType, peerEndpoint: senderEndpoint,
-                captureClock: offer.captureClock, maxPeriodFrames: configuration.periodFrames, signalLossTimeout: configuration.signalLossTimeout)
+                captureClock: offer.captureClock, maxPeriodFrames: configuration.periodFrames, signalLossTimeout: configuration.signalLossTimeout,
+                concealment: configuration.concealment)
             try receiverPort.add(connection)
             receiving[offer.connectionID] = (connection, receiverPort)
             logger.info("connection \(offer.connectionID): receiving \(offer.source) → \(destination) on UDP port \(connection.socket.localPort), \(format)")

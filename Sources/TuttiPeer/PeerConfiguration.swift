@@ -1,5 +1,6 @@
 import Logging
 import TuttiIO
+import TuttiStream
 import TuttiWire
 
 /// Everything needed to run a peer. Built by the CLI from flags or a TOML file, or by an embedding app.
@@ -17,6 +18,9 @@ public struct PeerConfiguration: Sendable {
     public var discovery = true
     /// Frames per device period for ports without a sound card.
     public var periodFrames = 64
+    /// How receivers fill audio that did not arrive in time: repeat the last period of audio (default) or
+    /// silence (for measurements that find gaps in the recording).
+    public var concealment: Concealment = .repetition
     /// Time without media after which a receiving connection is reported lost.
     public var signalLossTimeout: Duration = .seconds(1)
     /// Join the shared beat clock (Ableton Link's protocol) on the network, and time media on it;

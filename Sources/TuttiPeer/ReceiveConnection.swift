@@ -26,7 +26,7 @@ final class ReceiveConnection: @unchecked Sendable {
 
     init(
         summary: ConnectionSummary, ssrc: UInt32, payloadType: UInt8, peerEndpoint: ControlEndpoint?,
-        captureClock: CaptureClock, maxPeriodFrames: Int, signalLossTimeout: Duration
+        captureClock: CaptureClock, maxPeriodFrames: Int, signalLossTimeout: Duration, concealment: Concealment
     ) throws(PeerError) {
         self.summary = summary
         self.captureClock = captureClock
@@ -34,7 +34,7 @@ final class ReceiveConnection: @unchecked Sendable {
         do { socket = try UDPSocket() } catch { throw PeerError("cannot open a UDP socket: \(error)") }
         receiver = StreamReceiver(
             format: summary.format, ssrc: ssrc, payloadType: payloadType, maxPeriodFrames: maxPeriodFrames,
-            signalLossTimeout: signalLossTimeout)
+            signalLossTimeout: signalLossTimeout, concealment: concealment)
     }
 
     deinit {

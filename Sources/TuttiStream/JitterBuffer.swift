@@ -15,6 +15,15 @@ public enum JitterBufferInsertResult: Hashable, Sendable {
     case resynchronized
 }
 
+/// How a jitter buffer fills audio that did not arrive in time.
+public enum Concealment: String, Hashable, Sendable, Codable {
+    /// Silence, with short fades out before and in after the gap.
+    case silence
+    /// Repeat the last period of the audio (`PacketLossConcealer`), fading to silence in long gaps, and
+    /// crossfade back into the real audio.
+    case repetition
+}
+
 /// The state of the receiving end of a stream, as the jitter buffer sees it.
 public enum JitterBufferState: Hashable, Sendable {
     /// No packet yet.
@@ -40,8 +49,9 @@ public enum JitterBufferState: Hashable, Sendable {
 /// end of a stream is an underrun, not a loss). A packet that arrives after its frames were played is
 /// `late`, and no longer lost: every concealed packet is counted exactly once, as lost or as late. After `signalLossTimeout` without packets the state is `.lost`; the next packet re-anchors.
 ///
-/// **Concealment** is silence; audio fades out over `fadeFrames` before a gap (the buffer looks ahead at
-/// read time) and fades in after one, so gaps do not click.
+/// **Concealment** is either silence, where audio fades out over `fadeFrames` before a gap (the buffer
+/// looks ahead at read time) and fades in after one, or the repetition of the last period of audio
+/// (`PacketLossConcealer`) with a crossfade back into the real audio; either way gaps do not click.
 ///
 /// Realtime-safe: `insert`, `read` and `statistics` (no allocation, lock or log after `init`).
 /// Thread-safe: no. One thread (the device thread) owns it; packets reach it through a `PacketRing`.
@@ -53,6 +63,7 @@ public struct JitterBuffer: ~Copyable {
     public let fadeFrames: Int
     /// Time without packets after which the stream is reported `.lost`.
     public let signalLossTimeout: Duration
+    public let concealment: Concealment
 
     /// Extended RTP timestamp of each slot's packet, or `Int64.min` when empty.
     private let slotTimestamps: UnsafeMutableBufferPointer<Int64>
@@ -87,6 +98,11 @@ public struct JitterBuffer: ~Copyable {
     private var wasEmpty = true
     private var counters = JitterBufferStatistics()
     public private(set) var state: JitterBufferState = .idle
+    /// Repetition concealment: the recent output and the repeated period.
+    private var concealer: PacketLossConcealer
+    private var inGap = false
+    /// Frames since real audio resumed after concealment, while the crossfade lasts; -1 when none.
+    private var crossfadeOffset = 0
 
     /// Allocates every buffer the stream will need. Control plane only (allocates).
     ///
@@ -94,9 +110,15 @@ public struct JitterBuffer: ~Copyable {
     ///   - format: the negotiated format; `validate` must have accepted it.
     ///   - fadeDuration: length of the fades around concealed gaps.
     ///   - signalLossTimeout: time without packets before the state is `.lost`.
-    public init(format: StreamFormat, fadeDuration: Duration = .milliseconds(1), signalLossTimeout: Duration = .seconds(1)) {
+    ///   - concealment: how missing audio is filled.
+    public init(
+        format: StreamFormat, fadeDuration: Duration = .milliseconds(1), signalLossTimeout: Duration = .seconds(1),
+        concealment: Concealment = .silence
+    ) {
         precondition(format.packetFrames > 0 && format.channels > 0 && format.targetLatencyFrames > 0)
         self.format = format
+        self.concealment = concealment
+        concealer = PacketLossConcealer(channels: format.channels, sampleRate: format.sampleRate)
         let targetPackets = (format.targetLatencyFrames + format.packetFrames - 1) / format.packetFrames
         var capacity = 16
         while capacity < 4 * targetPackets + 4 { capacity *= 2 }
@@ -252,6 +274,9 @@ public struct JitterBuffer: ~Copyable {
         state = playHead >= anchorTimestamp ? .playing : .buffering
         placeFromCaptureTime = format.synchronizedLatencyNanoseconds != nil
         wasEmpty = false
+        inGap = false
+        crossfadeOffset = 0  // fade in from silence
+        concealer.reset()
         counters.resynchronizations &+= 1
     }
 
@@ -279,6 +304,8 @@ public struct JitterBuffer: ~Copyable {
         guard state == .playing || state == .buffering else {
             output.update(repeating: 0)
             fadeStep = 0
+            concealer.reset()
+            crossfadeOffset = 0
             if state == .lost { counters.latencyNanoseconds = nil }
             return .min
         }
@@ -311,14 +338,29 @@ public struct JitterBuffer: ~Copyable {
                     let captured = slotCaptureTimes[slot] + Int64(offsetInPacket) * 1_000_000_000 / Int64(format.sampleRate)
                     counters.latencyNanoseconds = captureClockNow + Int64(written) * 1_000_000_000 / Int64(format.sampleRate) - captured
                 }
-                let nextSlot = Int((packetIndex + 1) & Int64(capacity - 1))
-                let nextPresent = slotTimestamps[nextSlot] == packetStart + packetFrames
-                copyFrames(
-                    fromSlot: slot, offset: offsetInPacket, count: count, to: output, at: written,
-                    fadeOutAtEnd: !nextPresent)
+                if concealment == .repetition {
+                    copyWithCrossfade(fromSlot: slot, offset: offsetInPacket, count: count, to: output, at: written)
+                } else {
+                    let nextSlot = Int((packetIndex + 1) & Int64(capacity - 1))
+                    let nextPresent = slotTimestamps[nextSlot] == packetStart + packetFrames
+                    copyFrames(
+                        fromSlot: slot, offset: offsetInPacket, count: count, to: output, at: written,
+                        fadeOutAtEnd: !nextPresent)
+                }
                 wasEmpty = false
             } else {
-                concealFrames(count: count, in: output, at: written)
+                if concealment == .repetition, state == .playing {
+                    if !inGap {
+                        concealer.beginGap()
+                        inGap = true
+                    }
+                    concealer.conceal(into: output, at: written, frames: count)
+                    concealer.record(output, from: written, frames: count)
+                    crossfadeOffset = 0
+                    counters.concealedFrames &+= UInt64(count)
+                } else {
+                    concealFrames(count: count, in: output, at: written)
+                }
                 if packetIndex >= 0 && offsetInPacket == 0 {
                     notePassedMissingPacket(at: packetStart, slot: slot)
                 }
@@ -399,6 +441,23 @@ public struct JitterBuffer: ~Copyable {
                 output[destination + channel] = samples[source + channel] * gain
             }
         }
+    }
+
+    /// Repetition concealment: plays a packet's frames at full level, crossfading from the concealment's
+    /// continuation while a crossfade lasts, and remembers them for the next gap.
+    private mutating func copyWithCrossfade(
+        fromSlot slot: Int, offset: Int, count: Int, to output: UnsafeMutableBufferPointer<Float>, at outputFrame: Int
+    ) {
+        let channels = format.channels
+        let base = slot * format.samplesPerPacket + offset * channels
+        let destination = outputFrame * channels
+        for index in 0..<(count * channels) { output[destination + index] = samples[base + index] }
+        inGap = false
+        if crossfadeOffset >= 0 {
+            let remaining = concealer.continuation(into: output, at: outputFrame, frames: count, offset: crossfadeOffset)
+            crossfadeOffset = remaining > 0 ? crossfadeOffset + count : -1
+        }
+        concealer.record(output, from: outputFrame, frames: count)
     }
 
     private mutating func concealFrames(count: Int, in output: UnsafeMutableBufferPointer<Float>, at outputFrame: Int) {

@@ -26,11 +26,14 @@ public final class StreamReceiver: @unchecked Sendable {
     private let invalidDatagrams = Atomic<UInt64>(0)
 
     /// Allocates everything the stream needs. Control plane.
-    public init(format: StreamFormat, ssrc: UInt32, payloadType: UInt8, maxPeriodFrames: Int, signalLossTimeout: Duration = .seconds(1)) {
+    public init(
+        format: StreamFormat, ssrc: UInt32, payloadType: UInt8, maxPeriodFrames: Int, signalLossTimeout: Duration = .seconds(1),
+        concealment: Concealment = .repetition
+    ) {
         self.format = format
         self.ssrc = ssrc
         self.payloadType = payloadType
-        jitterBuffer = JitterBuffer(format: format, signalLossTimeout: signalLossTimeout)
+        jitterBuffer = JitterBuffer(format: format, signalLossTimeout: signalLossTimeout, concealment: concealment)
         ring = PacketRing(capacity: max(64, 2 * jitterBuffer.capacity), maxPayloadBytes: format.payloadBytes)
         output = .allocate(capacity: maxPeriodFrames * format.channels)
         output.initialize(repeating: 0)

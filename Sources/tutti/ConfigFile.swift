@@ -8,6 +8,7 @@ struct ConfigFile {
     var name: String?
     var controlPort: UInt16?
     var period: Int?
+    var conceal: String?
     var stateDirectory: String?
     var discovery: Bool?
     var link: Bool?
@@ -24,7 +25,7 @@ struct ConfigFile {
             throw CLIError("config \(path): \(error)")
         }
         var config = ConfigFile()
-        let known: Set<String> = ["name", "control-port", "period", "state-dir", "discovery", "link", "peers", "sender", "receiver"]
+        let known: Set<String> = ["name", "control-port", "period", "conceal", "state-dir", "discovery", "link", "peers", "sender", "receiver"]
         if let unknown = table.keys.sorted().first(where: { !known.contains($0) }) {
             throw CLIError("config \(path): unknown key '\(unknown)' (known: \(known.sorted().joined(separator: ", ")))")
         }
@@ -34,6 +35,7 @@ struct ConfigFile {
             config.controlPort = UInt16(port)
         }
         config.period = try integer(table, "period", path)
+        config.conceal = try string(table, "conceal", path)
         config.stateDirectory = try string(table, "state-dir", path)
         if let value = table["discovery"] {
             guard let flag = value.bool else { throw CLIError("config \(path): discovery must be true or false") }

@@ -56,6 +56,9 @@ struct PeerCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Frames per device period for ports without a sound card.", valueName: "FRAMES"))
     var period: Int?
 
+    @Option(help: ArgumentHelp("Fill late or lost audio by repeating the last period (repeat) or with silence (silence).", valueName: "MODE"))
+    var conceal: String?
+
     @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where the peer keeps its ID.", valueName: "DIR"))
     var stateDirectory: String?
 
@@ -93,6 +96,11 @@ struct PeerCommand: AsyncParsableCommand {
             let periodFrames = period ?? file.period ?? 64
             guard (16...4096).contains(periodFrames) else { throw CLIError("--period must be between 16 and 4096 frames") }
             configuration.periodFrames = periodFrames
+            switch (conceal ?? file.conceal ?? "repeat").lowercased() {
+            case "repeat", "repetition": configuration.concealment = .repetition
+            case "silence": configuration.concealment = .silence
+            case let other: throw CLIError("--conceal must be repeat or silence, not '\(other)'")
+            }
             if dryRun {
                 print(Self.summary(of: configuration))
                 return

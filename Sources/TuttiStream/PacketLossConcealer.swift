@@ -1,0 +1,187 @@
+/// Fills a gap in a PCM stream from the audio just before it, better than silence: it finds the signal's
+/// period in the recent output (the lag with the highest normalized correlation) and repeats the last
+/// period, at full level for `holdFrames`, then fading to silence over `fadeFrames`; a long gap ends in
+/// silence. When real audio returns, the receiver crossfades from the continuation of the repetition into
+/// it over `crossfadeFrames` (`continuation`), so neither edge of a gap clicks.
+///
+/// This is pattern repetition in the manner of ITU-T G.711 Appendix I, for music as well as speech: the
+/// period search spans 1 to 10 ms (about 100 Hz and up); for noise-like audio the best lag is still the
+/// least discontinuous place to loop.
+///
+/// Usage on the device thread: `record` every output frame (played or concealed); at the first missing
+/// frame `beginGap()`, then `conceal` for as long as the gap lasts; after it, `continuation` while
+/// crossfading. Realtime-safe: every call (no allocation, lock or log after `init`; the period search at
+/// the start of a gap is bounded: a coarse pass over every other lag and frame, then three lags in full).
+/// Thread-safe: no (the device thread owns it).
+public struct PacketLossConcealer: ~Copyable {
+    public let channels: Int
+    public let minPeriod: Int
+    public let maxPeriod: Int
+    /// Frames compared for each candidate period.
+    public let window: Int
+    /// Frames repeated at full level before the fade to silence starts.
+    public let holdFrames: Int
+    /// Frames over which a long gap fades to silence.
+    public let fadeFrames: Int
+    /// Frames of the crossfade from concealment back into real audio.
+    public let crossfadeFrames: Int
+
+    /// The last `historyFrames` output frames, a ring (interleaved).
+    private let history: UnsafeMutableBufferPointer<Float>
+    private let historyFrames: Int
+    private var historyEnd = 0
+    private var historyCount = 0
+    /// The period being repeated (interleaved, `period` frames), captured at the start of the gap.
+    private let pattern: UnsafeMutableBufferPointer<Float>
+    private var period = 0
+    /// Frames generated since the start of the gap.
+    private var generated = 0
+
+    /// - Parameters: durations in frames at the stream's rate; `sampleRate` sets the period search range.
+    /// Control plane (allocates).
+    public init(channels: Int, sampleRate: Int, holdMilliseconds: Int = 20, fadeMilliseconds: Int = 20, crossfadeMilliseconds: Double = 1) {
+        precondition(channels > 0 && sampleRate > 0)
+        self.channels = channels
+        minPeriod = max(8, sampleRate / 1000)
+        maxPeriod = max(minPeriod, sampleRate / 100)
+        window = max(16, sampleRate / 200)
+        holdFrames = sampleRate * holdMilliseconds / 1000
+        fadeFrames = max(1, sampleRate * fadeMilliseconds / 1000)
+        crossfadeFrames = max(1, Int(Double(sampleRate) * crossfadeMilliseconds / 1000))
+        historyFrames = maxPeriod + window
+        history = .allocate(capacity: historyFrames * channels)
+        history.initialize(repeating: 0)
+        pattern = .allocate(capacity: maxPeriod * channels)
+        pattern.initialize(repeating: 0)
+    }
+
+    deinit {
+        history.deallocate()
+        pattern.deallocate()
+    }
+
+    /// Forgets the recent audio (after a loss of signal or a re-anchor): the next gap or crossfade is silence.
+    /// Realtime-safe.
+    public mutating func reset() {
+        historyCount = 0
+        period = 0
+        generated = 0
+    }
+
+    /// Remembers `frames` output frames (interleaved, starting at frame `start` of `samples`). Realtime-safe.
+    public mutating func record(_ samples: UnsafeMutableBufferPointer<Float>, from start: Int, frames: Int) {
+        for frame in 0..<frames {
+            let source = (start + frame) * channels
+            let destination = historyEnd * channels
+            for channel in 0..<channels { history[destination + channel] = samples[source + channel] }
+            historyEnd += 1
+            if historyEnd == historyFrames { historyEnd = 0 }
+        }
+        historyCount = min(historyFrames, historyCount + frames)
+    }
+
+    /// Starts concealing: picks the period to repeat from the recent output. Realtime-safe.
+    public mutating func beginGap() {
+        generated = 0
+        guard historyCount >= minPeriod + window else {
+            period = 0  // too little audio to repeat: silence
+            return
+        }
+        let searchMax = min(maxPeriod, historyCount - window)
+        // Coarse search (every other lag, every other frame), then refine around the best lag.
+        var bestLag = minPeriod
+        var bestScore = -Float.infinity
+        for lag in stride(from: minPeriod, through: searchMax, by: 2) {
+            let score = correlation(lag: lag, frameStride: 2)
+            if score > bestScore { (bestScore, bestLag) = (score, lag) }
+        }
+        let coarse = bestLag
+        bestScore = -Float.infinity
+        for lag in max(minPeriod, coarse - 1)...min(searchMax, coarse + 1) {
+            let score = correlation(lag: lag, frameStride: 1)
+            if score > bestScore { (bestScore, bestLag) = (score, lag) }
+        }
+        period = bestLag
+        for frame in 0..<period {
+            let source = sampleIndex(framesBack: period - frame)
+            for channel in 0..<channels { pattern[frame * channels + channel] = history[source + channel] }
+        }
+    }
+
+    /// Normalized correlation of the last `window` frames with the `window` frames `lag` earlier.
+    private func correlation(lag: Int, frameStride: Int) -> Float {
+        var cross: Float = 0
+        var energyRecent: Float = 0
+        var energyEarlier: Float = 0
+        for frame in stride(from: 0, to: window, by: frameStride) {
+            let recent = sampleIndex(framesBack: window - frame)
+            let earlier = sampleIndex(framesBack: window - frame + lag)
+            for channel in 0..<channels {
+                let a = history[recent + channel]
+                let b = history[earlier + channel]
+                cross += a * b
+                energyRecent += a * a
+                energyEarlier += b * b
+            }
+        }
+        let denominator = (energyRecent * energyEarlier).squareRoot()
+        return denominator > 1e-12 ? cross / denominator : 0
+    }
+
+    /// Writes `frames` concealment frames into `output` at frame `start`. Realtime-safe.
+    public mutating func conceal(into output: UnsafeMutableBufferPointer<Float>, at start: Int, frames: Int) {
+        for frame in 0..<frames {
+            let destination = (start + frame) * channels
+            writeNext(into: output, at: destination, weight: 1, adding: false)
+        }
+    }
+
+    /// Crossfade after a gap: mixes the repetition's continuation into the real audio already in `output`
+    /// at frame `start` (`frames` frames, the `offset`-th to `offset + frames`-th frames since the audio
+    /// resumed). Returns how many frames of the crossfade remain after these. Realtime-safe.
+    public mutating func continuation(
+        into output: UnsafeMutableBufferPointer<Float>, at start: Int, frames: Int, offset: Int
+    ) -> Int {
+        let count = min(frames, max(0, crossfadeFrames - offset))
+        for frame in 0..<count {
+            let realGain = Float(offset + frame + 1) / Float(crossfadeFrames + 1)
+            let destination = (start + frame) * channels
+            for channel in 0..<channels { output[destination + channel] *= realGain }
+            writeNext(into: output, at: destination, weight: 1 - realGain, adding: true)
+        }
+        return crossfadeFrames - offset - count
+    }
+
+    /// Whether the repetition has faded out completely (the gap is now silence).
+    public var isSilent: Bool { period == 0 || generated >= holdFrames + fadeFrames }
+
+    @inline(__always)
+    private mutating func writeNext(into output: UnsafeMutableBufferPointer<Float>, at destination: Int, weight: Float, adding: Bool) {
+        let gain = weight * envelope(at: generated)
+        if period == 0 || gain == 0 {
+            if !adding { for channel in 0..<channels { output[destination + channel] = 0 } }
+        } else {
+            let source = (generated % period) * channels
+            for channel in 0..<channels {
+                let value = pattern[source + channel] * gain
+                output[destination + channel] = adding ? output[destination + channel] + value : value
+            }
+        }
+        generated += 1
+    }
+
+    @inline(__always)
+    private func envelope(at frame: Int) -> Float {
+        if frame < holdFrames { return 1 }
+        let intoFade = frame - holdFrames
+        return intoFade >= fadeFrames ? 0 : 1 - Float(intoFade + 1) / Float(fadeFrames)
+    }
+
+    /// Index of the first sample of the frame `framesBack` frames before the end of the history.
+    @inline(__always)
+    private func sampleIndex(framesBack: Int) -> Int {
+        var frame = historyEnd - framesBack
+        if frame < 0 { frame += historyFrames }
+        return frame * channels
+    }
+}

@@ -17,12 +17,16 @@ public struct StreamFormat: Hashable, Sendable, Codable, CustomStringConvertible
     /// shared clock) after it was captured, so receivers on different machines play the same frame at
     /// the same moment. `nil`: play at `targetLatencyFrames` after arrival.
     public var synchronizedLatencyNanoseconds: Int64?
+    /// Adaptive latency: the receiver moves its target between these bounds (frames) to follow the
+    /// network's jitter, starting at `targetLatencyFrames`. `nil`: the target stays fixed.
+    public var adaptiveLatencyFrames: ClosedRange<Int>?
 
     public init(
         sampleRate: Int, channels: Int, sampleFormat: SampleFormat, packetFrames: Int, targetLatencyFrames: Int,
-        synchronizedLatencyNanoseconds: Int64? = nil
+        synchronizedLatencyNanoseconds: Int64? = nil, adaptiveLatencyFrames: ClosedRange<Int>? = nil
     ) {
         self.synchronizedLatencyNanoseconds = synchronizedLatencyNanoseconds
+        self.adaptiveLatencyFrames = adaptiveLatencyFrames
         self.sampleRate = sampleRate
         self.channels = channels
         self.sampleFormat = sampleFormat
@@ -50,8 +54,11 @@ public struct StreamFormat: Hashable, Sendable, Codable, CustomStringConvertible
     public var description: String {
         let latencyMs = Double(targetLatencyFrames) * 1000 / Double(sampleRate)
         let playout = synchronizedLatencyNanoseconds.map { ", synchronized playout at \(String(format: Double($0) / 1e6))ms" } ?? ""
+        let adaptive = adaptiveLatencyFrames.map {
+            " (adaptive \(String(format: Double($0.lowerBound) * 1000 / Double(sampleRate)))–\(String(format: Double($0.upperBound) * 1000 / Double(sampleRate)))ms)"
+        } ?? ""
         return "\(sampleFormat)/\(sampleRate)/\(channels)ch, \(packetFrames) frames/packet, "
-            + "target latency \(String(format: latencyMs))ms" + playout
+            + "target latency \(String(format: latencyMs))ms" + adaptive + playout
     }
 }
 

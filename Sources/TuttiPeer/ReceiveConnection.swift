@@ -82,13 +82,18 @@ final class ReceiveConnection: @unchecked Sendable {
     func statistics() -> ConnectionStatistics {
         let (figures, _) = receiver.snapshot()
         let rate = Double(format.sampleRate)
-        return ConnectionStatistics(
+        var statistics = ConnectionStatistics(
             id: id, role: .receiving, source: summary.source, destination: summary.destination, state: state,
             format: format, packetsReceived: figures.received, packetsLost: figures.lost, packetsLate: figures.late,
             packetsDuplicated: figures.duplicated, packetsReordered: figures.reordered, packetsInvalid: figures.invalid,
             jitterMilliseconds: figures.jitterFrames * 1000 / rate,
             bufferMilliseconds: Double(figures.bufferedFrames) * 1000 / rate,
-            targetMilliseconds: Double(format.targetLatencyFrames) * 1000 / rate, underruns: figures.underruns,
-            concealedFrames: figures.concealedFrames, latencyMilliseconds: figures.latencyNanoseconds.map { Double($0) / 1e6 })
+            targetMilliseconds: Double(figures.targetFrames > 0 ? figures.targetFrames : format.targetLatencyFrames) * 1000 / rate,
+            underruns: figures.underruns, concealedFrames: figures.concealedFrames,
+            latencyMilliseconds: figures.latencyNanoseconds.map { Double($0) / 1e6 })
+        statistics.latencyChanges = figures.latencyChanges
+        statistics.stretchedMilliseconds = Double(figures.stretchedFrames) * 1000 / rate
+        statistics.skippedMilliseconds = Double(figures.skippedFrames) * 1000 / rate
+        return statistics
     }
 }

@@ -132,7 +132,11 @@ public enum Negotiation {
 
         // Latency.
         let packetMilliseconds = Double(packetFrames) * 1000 / Double(sampleRate)
-        let latencyMilliseconds = options.latencyMilliseconds ?? max(defaults.latencyMilliseconds, 2 * packetMilliseconds)
+        var latencyMilliseconds = options.latencyMilliseconds ?? max(defaults.latencyMilliseconds, 2 * packetMilliseconds)
+        if options.latencyMilliseconds == nil, let floor = options.latencyFloorMilliseconds, let ceiling = options.latencyCeilingMilliseconds {
+            // Adaptive without a start: start at the default, inside the range.
+            latencyMilliseconds = min(max(latencyMilliseconds, floor, 2 * packetMilliseconds), max(ceiling, 2 * packetMilliseconds))
+        }
         guard latencyMilliseconds.isFinite else {
             return .failure(NegotiationRefusal(.invalidOption, "latency must be a finite number of milliseconds"))
         }
@@ -146,6 +150,23 @@ public enum Negotiation {
                 .invalidOption, "latency \(formatted(latencyMilliseconds)) ms exceeds \(StreamLimits.maxTargetLatencyMilliseconds) ms"))
         }
         var targetFrames = Int((latencyMilliseconds * Double(sampleRate) / 1000).rounded())
+        var adaptive: ClosedRange<Int>?
+        if let floor = options.latencyFloorMilliseconds, let ceiling = options.latencyCeilingMilliseconds {
+            guard options.synchronizedLatencyMilliseconds == nil else {
+                return .failure(NegotiationRefusal(
+                    .invalidOption, "synchronized playout needs a fixed latency: use --latency MS with --sync, not a range"))
+            }
+            // The floor is at least two packets, as a fixed latency is.
+            let floorFrames = max(Int((floor * Double(sampleRate) / 1000).rounded()), 2 * packetFrames)
+            let ceilingFrames = Int((ceiling * Double(sampleRate) / 1000).rounded())
+            guard floorFrames <= ceilingFrames else {
+                return .failure(NegotiationRefusal(
+                    .invalidOption,
+                    "latency range \(formatted(floor))–\(formatted(ceiling)) ms is below two packets (\(formatted(2 * packetMilliseconds)) ms); raise the ceiling or lower --frames"))
+            }
+            adaptive = floorFrames...ceilingFrames
+            targetFrames = min(ceilingFrames, max(floorFrames, targetFrames))
+        }
         var synchronized: Int64?
         if let milliseconds = options.synchronizedLatencyMilliseconds {
             guard milliseconds.isFinite, milliseconds >= latencyMilliseconds - 1e-9,
@@ -161,7 +182,7 @@ public enum Negotiation {
         }
         return .success(StreamFormat(
             sampleRate: sampleRate, channels: channels, sampleFormat: sampleFormat, packetFrames: packetFrames,
-            targetLatencyFrames: targetFrames, synchronizedLatencyNanoseconds: synchronized))
+            targetLatencyFrames: targetFrames, synchronizedLatencyNanoseconds: synchronized, adaptiveLatencyFrames: adaptive))
     }
 
     private static func rateRefusal(_ destination: PortReference, requested: Int, receiver: ReceiverCapabilities) -> String {

@@ -103,6 +103,15 @@ public struct JitterBuffer: ~Copyable {
     private var inGap = false
     /// Frames since real audio resumed after concealment, while the crossfade lasts; -1 when none.
     private var crossfadeOffset = 0
+    /// Adaptive latency (`format.adaptiveLatencyFrames`): the controller, the target now, and a pending raise.
+    private var latencyController: AdaptiveLatencyController
+    private var targetFrames: Int
+    private var stretchRemaining = 0
+    /// Frames played since the target last moved (changes are at least `latencyChangeInterval` apart).
+    private var framesSinceLatencyChange = 0
+    private let latencyChangeInterval: Int
+    /// After a skip, real audio returns through the concealer's crossfade whatever the concealment mode.
+    private var crossfadeAfterSkip = false
 
     /// Allocates every buffer the stream will need. Control plane only (allocates).
     ///
@@ -119,7 +128,14 @@ public struct JitterBuffer: ~Copyable {
         self.format = format
         self.concealment = concealment
         concealer = PacketLossConcealer(channels: format.channels, sampleRate: format.sampleRate)
-        let targetPackets = (format.targetLatencyFrames + format.packetFrames - 1) / format.packetFrames
+        let range = format.adaptiveLatencyFrames ?? format.targetLatencyFrames...format.targetLatencyFrames
+        latencyController = AdaptiveLatencyController(
+            sampleRate: format.sampleRate, packetFrames: format.packetFrames, floorFrames: max(1, range.lowerBound),
+            ceilingFrames: max(1, range.upperBound))
+        targetFrames = format.targetLatencyFrames
+        latencyChangeInterval = format.sampleRate / 10
+        let largestTarget = max(format.targetLatencyFrames, format.adaptiveLatencyFrames?.upperBound ?? 0)
+        let targetPackets = (largestTarget + format.packetFrames - 1) / format.packetFrames
         var capacity = 16
         while capacity < 4 * targetPackets + 4 { capacity *= 2 }
         self.capacity = capacity
@@ -149,6 +165,7 @@ public struct JitterBuffer: ~Copyable {
     public var statistics: JitterBufferStatistics {
         var copy = counters
         copy.jitterFrames = jitter.frames
+        copy.targetFrames = targetFrames
         if state == .idle || state == .lost { copy.bufferedFrames = 0 }
         return copy
     }
@@ -198,6 +215,11 @@ public struct JitterBuffer: ~Copyable {
             }
         }
         jumpCandidate = nil
+        if format.adaptiveLatencyFrames != nil {
+            // Every packet in the window counts, late and reordered ones above all: they are the lateness.
+            let arrivalFrames = Double(arrival.nanoseconds) * Double(format.sampleRate) / 1e9
+            latencyController.observe(transitFrames: arrivalFrames - Double(extendedTimestamp))
+        }
         let offset = extendedTimestamp - anchorTimestamp
         if offset < 0 {
             // Older than the packet the buffer anchored on: its time has passed.
@@ -269,8 +291,11 @@ public struct JitterBuffer: ~Copyable {
         slotMissedPending.update(repeating: false)
         jumpCandidate = nil
         jitter.reset()
+        latencyController.reset()
+        stretchRemaining = 0
+        framesSinceLatencyChange = 0
         pendingMissing = 0
-        playHead = anchorTimestamp + Int64(format.packetFrames) - Int64(format.targetLatencyFrames)
+        playHead = anchorTimestamp + Int64(format.packetFrames) - Int64(targetFrames)
         state = playHead >= anchorTimestamp ? .playing : .buffering
         placeFromCaptureTime = format.synchronizedLatencyNanoseconds != nil
         wasEmpty = false
@@ -315,11 +340,28 @@ public struct JitterBuffer: ~Copyable {
         }
         // The level the device finds when it comes to read: what the target latency is about.
         counters.bufferedFrames = max(0, Int(highestEnd - playHead))
+        if format.adaptiveLatencyFrames != nil, state == .playing { followRecommendedLatency(now: now, frames: frames) }
         let packetFrames = Int64(format.packetFrames)
         var measuredLatency = false
         var firstCaptureTime = Int64.min
         var written = 0
         while written < frames {
+            if stretchRemaining > 0 {
+                // Raising the latency: repeat the audio's last period while the play head waits.
+                let count = min(frames - written, stretchRemaining)
+                if !inGap {
+                    concealer.beginGap()
+                    inGap = true
+                }
+                concealer.conceal(into: output, at: written, frames: count)
+                concealer.record(output, from: written, frames: count)
+                crossfadeOffset = 0
+                crossfadeAfterSkip = true
+                stretchRemaining -= count
+                counters.stretchedFrames &+= UInt64(count)
+                written += count
+                continue
+            }
             let position = playHead
             let packetIndex = floorDivide(position - anchorTimestamp, packetFrames)
             let packetStart = anchorTimestamp + packetIndex * packetFrames
@@ -338,7 +380,7 @@ public struct JitterBuffer: ~Copyable {
                     let captured = slotCaptureTimes[slot] + Int64(offsetInPacket) * 1_000_000_000 / Int64(format.sampleRate)
                     counters.latencyNanoseconds = captureClockNow + Int64(written) * 1_000_000_000 / Int64(format.sampleRate) - captured
                 }
-                if concealment == .repetition {
+                if concealment == .repetition || crossfadeAfterSkip || format.adaptiveLatencyFrames != nil {
                     copyWithCrossfade(fromSlot: slot, offset: offsetInPacket, count: count, to: output, at: written)
                 } else {
                     let nextSlot = Int((packetIndex + 1) & Int64(capacity - 1))
@@ -368,11 +410,72 @@ public struct JitterBuffer: ~Copyable {
             written += count
             playHead += Int64(count)
         }
+        framesSinceLatencyChange += frames
         if highestEnd <= playHead, state == .playing, !wasEmpty {
             counters.underruns &+= 1
             wasEmpty = true
         }
         return firstCaptureTime
+    }
+
+    /// Adaptive latency: moves the play head toward the controller's recommendation, at most every 100 ms and
+    /// by at most 10 ms at a time, when it differs by half a packet or more. The latency is measured as a
+    /// fixed target is: how far the play head is behind the arrival of the fastest recent packet, plus one
+    /// packet (`now − playHead − minimum transit + packetFrames`, in frames). Raising repeats the audio's
+    /// last period while the play head waits (`stretchRemaining`); lowering skips a whole number of the
+    /// audio's periods that have arrived, and crossfades from the repetition into the audio after them.
+    private mutating func followRecommendedLatency(now: HostTime, frames: Int) {
+        guard stretchRemaining == 0, framesSinceLatencyChange >= latencyChangeInterval,
+            let lateness = latencyController.lateness()
+        else { return }
+        let nowFrames = Double(now.nanoseconds) * Double(format.sampleRate) / 1e9
+        let current = Int((nowFrames - Double(playHead) - lateness.minimumTransitFrames).rounded()) + format.packetFrames
+        let desired = latencyController.targetFrames(latenessFrames: lateness.percentileFrames, periodFrames: frames)
+        targetFrames = desired
+        let difference = desired - current
+        let step = min(abs(difference), format.sampleRate / 100)
+        guard abs(difference) * 2 >= format.packetFrames else { return }
+        if difference > 0 {
+            // Raise at once (in a gap, the repetition simply goes on while the play head waits), by whole
+            // periods of the audio, so the repetition stays in phase with the audio it crossfades back into.
+            if !inGap {
+                concealer.beginGap()
+                inGap = true
+            }
+            let period = concealer.repeatedPeriod
+            stretchRemaining = period > 0 ? max(1, (step + period / 2) / period) * period : step
+        } else {
+            // Lower only from clean playout: not in a gap nor in a crossfade.
+            guard !inGap, crossfadeOffset < 0 else { return }
+            concealer.beginGap()
+            let period = concealer.repeatedPeriod
+            let skip = period > 0 ? (step / period) * period : step
+            // Only over audio that has arrived: never skip a missing packet (it would not be counted). When
+            // the audio's period is longer than the step, wait a second before looking again.
+            guard skip > 0, isPresent(from: playHead, frames: skip + frames) else {
+                framesSinceLatencyChange = latencyChangeInterval - format.sampleRate
+                return
+            }
+            playHead += Int64(skip)
+            counters.skippedFrames &+= UInt64(skip)
+            crossfadeOffset = 0
+            crossfadeAfterSkip = true
+        }
+        counters.latencyChanges &+= 1
+        framesSinceLatencyChange = 0
+    }
+
+    /// Whether every packet covering `frames` frames from `position` is in the buffer.
+    private func isPresent(from position: Int64, frames: Int) -> Bool {
+        let packetFrames = Int64(format.packetFrames)
+        var packetIndex = floorDivide(position - anchorTimestamp, packetFrames)
+        let lastIndex = floorDivide(position + Int64(frames) - 1 - anchorTimestamp, packetFrames)
+        while packetIndex <= lastIndex {
+            let start = anchorTimestamp + packetIndex * packetFrames
+            if packetIndex < 0 || slotTimestamps[Int(packetIndex & Int64(capacity - 1))] != start { return false }
+            packetIndex += 1
+        }
+        return true
     }
 
     /// Synchronized playout: the frame due now is the one captured `latency` ago. Placed at the first read
@@ -456,6 +559,7 @@ public struct JitterBuffer: ~Copyable {
         if crossfadeOffset >= 0 {
             let remaining = concealer.continuation(into: output, at: outputFrame, frames: count, offset: crossfadeOffset)
             crossfadeOffset = remaining > 0 ? crossfadeOffset + count : -1
+            if remaining <= 0 { crossfadeAfterSkip = false }
         }
         concealer.record(output, from: outputFrame, frames: count)
     }

@@ -14,7 +14,7 @@ public struct JitterBufferStatistics: Hashable, Sendable {
     public var invalid: UInt64 = 0
     /// Times the buffer ran dry while playing.
     public var underruns: UInt64 = 0
-    /// Frames output as concealment (silence with fades) instead of received audio.
+    /// Frames output as concealment (repetition or silence) instead of received audio.
     public var concealedFrames: UInt64 = 0
     /// Times the buffer re-anchored its play head (first packet, stream back after a loss of signal, jump).
     public var resynchronizations: UInt64 = 0
@@ -25,6 +25,13 @@ public struct JitterBufferStatistics: Hashable, Sendable {
     /// Capture-to-playout latency of the first received frame of the last read that played one, in
     /// nanoseconds (`nil` before playout starts and after a loss of signal).
     public var latencyNanoseconds: Int64?
+    /// The target latency the buffer runs at now, in frames (moves in adaptive mode).
+    public var targetFrames: Int = 0
+    /// Times an adaptive buffer moved its target latency.
+    public var latencyChanges: UInt64 = 0
+    /// Frames synthesized (pattern repetition) to raise the latency, and frames skipped to lower it.
+    public var stretchedFrames: UInt64 = 0
+    public var skippedFrames: UInt64 = 0
 
     public init() {}
 }

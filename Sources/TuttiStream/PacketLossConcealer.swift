@@ -11,7 +11,7 @@
 /// Usage on the device thread: `record` every output frame (played or concealed); at the first missing
 /// frame `beginGap()`, then `conceal` for as long as the gap lasts; after it, `continuation` while
 /// crossfading. Realtime-safe: every call (no allocation, lock or log after `init`; the period search at
-/// the start of a gap is bounded: a coarse pass over every other lag and frame, then three lags in full).
+/// the start of a gap is bounded: every lag over every other frame, then three lags in full).
 /// Thread-safe: no (the device thread owns it).
 public struct PacketLossConcealer: ~Copyable {
     public let channels: Int
@@ -88,10 +88,11 @@ public struct PacketLossConcealer: ~Copyable {
             return
         }
         let searchMax = min(maxPeriod, historyCount - window)
-        // Coarse search (every other lag, every other frame), then refine around the best lag.
+        // Every lag on every other frame (a lag a whole number of periods long can be odd: 7 periods of
+        // 997 Hz are 337.0 frames), then refine around the best lag on every frame.
         var bestLag = minPeriod
         var bestScore = -Float.infinity
-        for lag in stride(from: minPeriod, through: searchMax, by: 2) {
+        for lag in minPeriod...searchMax {
             let score = correlation(lag: lag, frameStride: 2)
             if score > bestScore { (bestScore, bestLag) = (score, lag) }
         }
@@ -151,6 +152,9 @@ public struct PacketLossConcealer: ~Copyable {
         }
         return crossfadeFrames - offset - count
     }
+
+    /// The period chosen by the last `beginGap()`, in frames (0: silence, too little audio to repeat).
+    public var repeatedPeriod: Int { period }
 
     /// Whether the repetition has faded out completely (the gap is now silence).
     public var isSilent: Bool { period == 0 || generated >= holdFrames + fadeFrames }

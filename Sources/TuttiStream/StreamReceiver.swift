@@ -108,6 +108,10 @@ final class PublishedJitterStatistics: @unchecked Sendable {
     private let bufferedFrames = Atomic<Int>(0)
     private let jitterBits = Atomic<UInt64>(0)
     private let latencyNanoseconds = Atomic<Int64>(.min)
+    private let targetFrames = Atomic<Int>(0)
+    private let latencyChanges = Atomic<UInt64>(0)
+    private let stretchedFrames = Atomic<UInt64>(0)
+    private let skippedFrames = Atomic<UInt64>(0)
     private let stateCode = Atomic<Int>(0)
 
     /// Device thread.
@@ -125,6 +129,10 @@ final class PublishedJitterStatistics: @unchecked Sendable {
         bufferedFrames.store(statistics.bufferedFrames, ordering: .relaxed)
         jitterBits.store(statistics.jitterFrames.bitPattern, ordering: .relaxed)
         latencyNanoseconds.store(statistics.latencyNanoseconds ?? .min, ordering: .relaxed)
+        targetFrames.store(statistics.targetFrames, ordering: .relaxed)
+        latencyChanges.store(statistics.latencyChanges, ordering: .relaxed)
+        stretchedFrames.store(statistics.stretchedFrames, ordering: .relaxed)
+        skippedFrames.store(statistics.skippedFrames, ordering: .relaxed)
         let code: Int
         switch state {
         case .idle: code = 0
@@ -149,6 +157,10 @@ final class PublishedJitterStatistics: @unchecked Sendable {
         statistics.resynchronizations = resynchronizations.load(ordering: .relaxed)
         statistics.bufferedFrames = bufferedFrames.load(ordering: .relaxed)
         statistics.jitterFrames = Double(bitPattern: jitterBits.load(ordering: .relaxed))
+        statistics.targetFrames = targetFrames.load(ordering: .relaxed)
+        statistics.latencyChanges = latencyChanges.load(ordering: .relaxed)
+        statistics.stretchedFrames = stretchedFrames.load(ordering: .relaxed)
+        statistics.skippedFrames = skippedFrames.load(ordering: .relaxed)
         let latency = latencyNanoseconds.load(ordering: .relaxed)
         statistics.latencyNanoseconds = latency == .min ? nil : latency
         let state: JitterBufferState

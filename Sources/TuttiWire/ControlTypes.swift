@@ -72,11 +72,18 @@ public struct ConnectOptions: Hashable, Sendable, Codable {
     public var latencyMilliseconds: Double?
     /// Synchronized playout: play every frame this many milliseconds after its capture, on the shared clock.
     public var synchronizedLatencyMilliseconds: Double?
+    /// Adaptive latency: the receiver's target follows the network's jitter within these bounds (ms);
+    /// `latencyMilliseconds` is then where it starts. Both or neither.
+    public var latencyFloorMilliseconds: Double?
+    public var latencyCeilingMilliseconds: Double?
 
     public init(
         sampleRate: Int? = nil, channels: Int? = nil, sampleFormat: SampleFormat? = nil, packetFrames: Int? = nil,
-        latencyMilliseconds: Double? = nil, synchronizedLatencyMilliseconds: Double? = nil
+        latencyMilliseconds: Double? = nil, synchronizedLatencyMilliseconds: Double? = nil,
+        latencyFloorMilliseconds: Double? = nil, latencyCeilingMilliseconds: Double? = nil
     ) {
+        self.latencyFloorMilliseconds = latencyFloorMilliseconds
+        self.latencyCeilingMilliseconds = latencyCeilingMilliseconds
         self.synchronizedLatencyMilliseconds = synchronizedLatencyMilliseconds
         self.sampleRate = sampleRate
         self.channels = channels
@@ -234,6 +241,19 @@ public struct ConnectionStatistics: Hashable, Sendable, Codable {
     public var concealedFrames: UInt64
     /// Capture-to-playout latency of the most recent period, in milliseconds (nil before playout starts).
     public var latencyMilliseconds: Double?
+    /// Times an adaptive buffer moved its target, and the audio it synthesized or skipped to do so (ms).
+    public var latencyChanges: UInt64 = 0
+    public var stretchedMilliseconds: Double = 0
+    public var skippedMilliseconds: Double = 0
+    /// Opus: frames recovered from the next packet's forward error correction (not concealed).
+    public var fecRecoveredFrames: UInt64 = 0
+    /// Opus: the encoder's bitrate in bits per second (nil for PCM).
+    public var bitrate: Int?
+    /// Drift compensation: the estimated clock difference between the sender's and the receiver's
+    /// sample clocks in parts per million (positive: the sender runs fast), and the resampling ratio
+    /// applied (input frames per output frame); nil when the receiver does not compensate.
+    public var driftPartsPerMillion: Double?
+    public var resamplingRatio: Double?
 
     public init(
         id: ConnectionID, role: ConnectionRole, source: PortReference, destination: PortReference,

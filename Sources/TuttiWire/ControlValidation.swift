@@ -80,6 +80,11 @@ public enum ControlValidation {
         try require(StreamLimits.packetFrames.contains(format.packetFrames), "packet of \(format.packetFrames) frames out of range")
         try require(format.payloadBytes <= StreamLimits.maxPayloadBytes, "payload of \(format.payloadBytes) bytes exceeds the MTU budget")
         let maxLatencyFrames = StreamLimits.maxTargetLatencyMilliseconds * format.sampleRate / 1000
+        if let range = format.adaptiveLatencyFrames {
+            try require(
+                range.lowerBound > 0 && range.upperBound <= maxLatencyFrames && range.contains(format.targetLatencyFrames),
+                "adaptive latency range out of range")
+        }
         if let synchronized = format.synchronizedLatencyNanoseconds {
             try require(
                 synchronized > 0 && synchronized <= Int64(StreamLimits.maxTargetLatencyMilliseconds) * 1_000_000,
@@ -130,6 +135,18 @@ public enum ControlValidation {
             try require(
                 latency.isFinite && latency > 0 && latency <= Double(StreamLimits.maxTargetLatencyMilliseconds),
                 "synchronized latency \(latency) ms out of range (0, \(StreamLimits.maxTargetLatencyMilliseconds)]")
+        }
+        try require(
+            (options.latencyFloorMilliseconds == nil) == (options.latencyCeilingMilliseconds == nil),
+            "adaptive latency needs both a floor and a ceiling")
+        for (name, bound) in [("floor", options.latencyFloorMilliseconds), ("ceiling", options.latencyCeilingMilliseconds)] {
+            guard let bound else { continue }
+            try require(
+                bound.isFinite && bound > 0 && bound <= Double(StreamLimits.maxTargetLatencyMilliseconds),
+                "latency \(name) \(bound) ms out of range (0, \(StreamLimits.maxTargetLatencyMilliseconds)]")
+        }
+        if let floor = options.latencyFloorMilliseconds, let ceiling = options.latencyCeilingMilliseconds {
+            try require(floor <= ceiling, "latency floor \(floor) ms is above the ceiling \(ceiling) ms")
         }
         if let latency = options.latencyMilliseconds {
             try require(

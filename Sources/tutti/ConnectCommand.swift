@@ -32,8 +32,10 @@ struct ConnectCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Frames per packet (default 64).", valueName: "FRAMES"))
     var frames: Int?
 
-    @Option(help: ArgumentHelp("Target latency of the receiver's jitter buffer, in ms (default 5).", valueName: "MS"))
-    var latency: Double?
+    @Option(help: ArgumentHelp(
+        "Latency of the receiver's jitter buffer: MS (fixed, default 5), MIN..MAX (adaptive: it follows the network's jitter within that range, in ms), or auto (adaptive, 2..40).",
+        valueName: "MS|MIN..MAX|auto"))
+    var latency: String?
 
     @Option(help: ArgumentHelp("Synchronized playout: play every sample this many ms after its capture on the shared beat clock, so receivers on different machines play it at the same moment.", valueName: "MS"))
     var sync: Double?
@@ -42,7 +44,9 @@ struct ConnectCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let format, SampleFormat(loosely: format) == nil { throw ValidationError("--format must be L16 or L24") }
-        if let latency, !(latency.isFinite && latency > 0) { throw ValidationError("--latency must be a positive number of milliseconds") }
+        if let latency, LatencyChoice(latency) == nil {
+            throw ValidationError("--latency must be a positive number of milliseconds, a range MIN..MAX, or auto")
+        }
         if let sync, !(sync.isFinite && sync > 0) { throw ValidationError("--sync must be a positive number of milliseconds") }
     }
 
@@ -51,9 +55,11 @@ struct ConnectCommand: AsyncParsableCommand {
             let peers = await session.findPeers(wanted: [source.peer, destination.peer])
             let sender = try session.peer(named: source.peer, in: peers)
             let receiver = try session.peer(named: destination.peer, in: peers)
+            let choice = latency.flatMap(LatencyChoice.init)
             let options = ConnectOptions(
                 sampleRate: rate, channels: channels, sampleFormat: format.flatMap(SampleFormat.init(loosely:)),
-                packetFrames: frames, latencyMilliseconds: latency, synchronizedLatencyMilliseconds: sync)
+                packetFrames: frames, latencyMilliseconds: choice?.fixed, synchronizedLatencyMilliseconds: sync,
+                latencyFloorMilliseconds: choice?.range?.lowerBound, latencyCeilingMilliseconds: choice?.range?.upperBound)
             let request = ConnectRequest(
                 source: PortReference(peer: sender.name, port: source.port),
                 destination: PortReference(peer: receiver.name, port: destination.port),
@@ -120,6 +126,30 @@ struct DisconnectCommand: AsyncParsableCommand {
                 }
             }
             throw CLIError("cannot disconnect: \(lastFailure)")
+        }
+    }
+}
+
+/// `--latency`: a fixed target (`5`), an adaptive range (`2..20`), or `auto` (adaptive, 2..40 ms).
+struct LatencyChoice {
+    var fixed: Double?
+    var range: ClosedRange<Double>?
+
+    init?(_ text: String) {
+        if text.lowercased() == "auto" {
+            range = 2...40
+            return
+        }
+        let bounds = text.split(separator: "..", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        switch bounds.count {
+        case 1:
+            guard let value = bounds[0], value.isFinite, value > 0 else { return nil }
+            fixed = value
+        case 2:
+            guard let low = bounds[0], let high = bounds[1], low.isFinite, high.isFinite, low > 0, low <= high else { return nil }
+            range = low...high
+        default:
+            return nil
         }
     }
 }

@@ -61,6 +61,26 @@ final class NegotiationTests: XCTestCase {
         XCTAssertEqual(format?.description, "L24/48000/2ch, 64 frames/packet, target latency 5.00ms")
     }
 
+    func testAnAdaptiveRangeStartsAtTheDefaultInsideIt() {
+        let format = agreed(offer(options: ConnectOptions(latencyFloorMilliseconds: 2, latencyCeilingMilliseconds: 20)), receiver())
+        XCTAssertEqual(format?.adaptiveLatencyFrames, 128...960)  // the floor is at least two packets (2.67 ms)
+        XCTAssertEqual(format?.targetLatencyFrames, 240)
+        XCTAssertEqual(format?.description, "L24/48000/2ch, 64 frames/packet, target latency 5.00ms (adaptive 2.67–20.00ms)")
+        let high = agreed(offer(options: ConnectOptions(latencyFloorMilliseconds: 10, latencyCeilingMilliseconds: 40)), receiver())
+        XCTAssertEqual(high?.targetLatencyFrames, 480, "starts at the floor when the default is below it")
+    }
+
+    func testAdaptiveLatencyIsRefusedWithSynchronizedPlayoutOrBelowTwoPackets() {
+        let synchronized = ConnectOptions(synchronizedLatencyMilliseconds: 20, latencyFloorMilliseconds: 2, latencyCeilingMilliseconds: 20)
+        XCTAssertEqual(
+            refusal(offer(options: synchronized), receiver())?.message,
+            "synchronized playout needs a fixed latency: use --latency MS with --sync, not a range")
+        let tiny = ConnectOptions(packetFrames: 128, latencyMilliseconds: 5.34, latencyFloorMilliseconds: 1, latencyCeilingMilliseconds: 2)
+        XCTAssertEqual(
+            refusal(offer(options: tiny), receiver())?.message,
+            "latency range 1–2 ms is below two packets (5.33 ms); raise the ceiling or lower --frames")
+    }
+
     func testRateIsFirstCommonInReceiversOrder() {
         XCTAssertEqual(agreed(offer(sampleRates: [48_000, 44_100]), receiver(sampleRates: [44_100, 48_000]))?.sampleRate, 44_100)
         XCTAssertEqual(agreed(offer(sampleRates: [44_100, 48_000]), receiver(sampleRates: [48_000, 44_100]))?.sampleRate, 48_000)

@@ -13,7 +13,9 @@ final class JitterBufferPlayoutTests: XCTestCase {
         XCTAssertEqual(buffer.fadeFrames, 48)  // 1 ms
         XCTAssertEqual(buffer.capacity, 32)  // power of two ≥ 4 × 4 packets + 4
         XCTAssertEqual(buffer.state, .idle)
-        XCTAssertEqual(buffer.statistics, JitterBufferStatistics())
+        var initial = JitterBufferStatistics()
+        initial.targetFrames = 240
+        XCTAssertEqual(buffer.statistics, initial)
     }
 
     func testReadsBeforeTheFirstPacketAreSilentAndIdle() {

@@ -74,8 +74,9 @@ final class PacketLossConcealmentTests: XCTestCase {
         let first = start(of: left)
         let steady = (first + 64)..<(first + 230 * 64)
         let step = maxStep(left, in: steady)
-        // A click is a step larger than the tone ever makes; allow 10 % for the pattern's seams.
-        XCTAssertLessThan(step, Self.toneMaxStep * 1.1, "largest step \(step) vs the tone's \(Self.toneMaxStep)")
+        // A click is a step larger than the tone ever makes (1 % for L24 rounding).
+        print("concealment: largest step \(step) vs the tone's \(Self.toneMaxStep)")
+        XCTAssertLessThan(step, Self.toneMaxStep * 1.01, "largest step \(step) vs the tone's \(Self.toneMaxStep)")
 
         // The filled audio stays close to the tone that was lost (silence would leave an error of
         // amplitude/√2 ≈ 0.35 RMS in the gap).
@@ -112,7 +113,7 @@ final class PacketLossConcealmentTests: XCTestCase {
         XCTAssertTrue(left[silentFrom..<(first + 100 * 64)].allSatisfy { $0 == 0 }, "the end of a long gap is silence")
         XCTAssertGreaterThan(left[(gapStart + 100)..<(gapStart + 900)].map(abs).max()!, 0.4, "held at full level first")
         let step = maxStep(left, in: (first + 64)..<(first + 190 * 64))
-        XCTAssertLessThan(step, Self.toneMaxStep * 1.1, "fade out and fade back in do not click")
+        XCTAssertLessThan(step, Self.toneMaxStep * 1.01, "fade out and fade back in do not click")
     }
 
     func testAGapAtTheStartOfHistoryIsSilence() {

@@ -13,6 +13,7 @@
 import Benchmark
 import COpus
 import TuttiCodec
+import TuttiCore
 import TuttiStream
 
 /// One second of stereo tone, cut into frames of one duration, and the packet and output buffers.

@@ -1,4 +1,5 @@
 import COpus
+import TuttiCore
 
 /// One Opus decoder (libopus `OpusDecoder`) for a mono or stereo stream at 48 kHz: one RTP payload (one
 /// Opus packet, RFC 7587) in, interleaved `Float` frames out; and the two ways to fill a lost packet.

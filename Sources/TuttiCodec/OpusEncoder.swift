@@ -1,4 +1,5 @@
 import COpus
+import TuttiCore
 
 /// One Opus encoder (libopus `OpusEncoder`) for a mono or stereo stream at 48 kHz: interleaved `Float`
 /// frames in, one RTP payload (RFC 7587: exactly one Opus packet) out.

@@ -1,4 +1,5 @@
 import COpus
+import TuttiCore
 
 /// A failure of an Opus encoder or decoder: a libopus error code (`OPUS_BAD_ARG` … `OPUS_ALLOC_FAIL`), or
 /// settings that `OpusSettings.validate()` rejects.

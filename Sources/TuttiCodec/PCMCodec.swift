@@ -29,6 +29,8 @@ public enum PCMCodec {
                 payload[offset &+ 1] = UInt8(truncatingIfNeeded: value >> 8)
                 payload[offset &+ 2] = UInt8(truncatingIfNeeded: value)
             }
+        case .opus:
+            preconditionFailure("an Opus stream's payload is not PCM: use OpusEncoder")
         }
     }
 
@@ -53,6 +55,8 @@ public enum PCMCodec {
                 let value = Int32(bitPattern: unsigned) >> 8  // sign-extend 24 → 32 bits
                 samples[index] = Float(value) * (1 / 8_388_608)
             }
+        case .opus:
+            preconditionFailure("an Opus stream's payload is not PCM: use OpusDecoder")
         }
     }
 }

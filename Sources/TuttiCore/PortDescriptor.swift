@@ -26,7 +26,7 @@ public struct PortDescriptor: Hashable, Sendable, Codable {
 
     public init(
         name: String, title: String, kind: PortKind, channels: Int, sampleRates: [Int],
-        sampleFormats: [SampleFormat] = [.l24, .l16]
+        sampleFormats: [SampleFormat] = [.l24, .l16, .opus]
     ) {
         self.name = name
         self.title = title

@@ -20,11 +20,15 @@ public struct StreamFormat: Hashable, Sendable, Codable, CustomStringConvertible
     /// Adaptive latency: the receiver moves its target between these bounds (frames) to follow the
     /// network's jitter, starting at `targetLatencyFrames`. `nil`: the target stays fixed.
     public var adaptiveLatencyFrames: ClosedRange<Int>?
+    /// Opus streams: the encoder's settings (its frame duration is `packetFrames`); nil for PCM.
+    public var opus: OpusSettings?
 
     public init(
         sampleRate: Int, channels: Int, sampleFormat: SampleFormat, packetFrames: Int, targetLatencyFrames: Int,
-        synchronizedLatencyNanoseconds: Int64? = nil, adaptiveLatencyFrames: ClosedRange<Int>? = nil
+        synchronizedLatencyNanoseconds: Int64? = nil, adaptiveLatencyFrames: ClosedRange<Int>? = nil,
+        opus: OpusSettings? = nil
     ) {
+        self.opus = opus
         self.synchronizedLatencyNanoseconds = synchronizedLatencyNanoseconds
         self.adaptiveLatencyFrames = adaptiveLatencyFrames
         self.sampleRate = sampleRate
@@ -34,8 +38,16 @@ public struct StreamFormat: Hashable, Sendable, Codable, CustomStringConvertible
         self.targetLatencyFrames = targetLatencyFrames
     }
 
-    /// Bytes of RTP payload per packet.
-    @inlinable public var payloadBytes: Int { packetFrames * channels * sampleFormat.bytesPerSample }
+    /// Bytes of RTP payload per packet (PCM), or the most an Opus packet may have.
+    @inlinable public var payloadBytes: Int {
+        sampleFormat.isPCM ? packetFrames * channels * sampleFormat.bytesPerSample : OpusSettings.maximumPacketBytes
+    }
+
+    /// Whether a payload of `count` bytes can belong to this stream: exactly `payloadBytes` for PCM, 1 to
+    /// `payloadBytes` for Opus.
+    @inlinable public func acceptsPayload(count: Int) -> Bool {
+        sampleFormat.isPCM ? count == payloadBytes : count > 0 && count <= payloadBytes
+    }
 
     /// Samples (all channels) per packet.
     @inlinable public var samplesPerPacket: Int { packetFrames * channels }
@@ -57,7 +69,8 @@ public struct StreamFormat: Hashable, Sendable, Codable, CustomStringConvertible
         let adaptive = adaptiveLatencyFrames.map {
             " (adaptive \(String(format: Double($0.lowerBound) * 1000 / Double(sampleRate)))–\(String(format: Double($0.upperBound) * 1000 / Double(sampleRate)))ms)"
         } ?? ""
-        return "\(sampleFormat)/\(sampleRate)/\(channels)ch, \(packetFrames) frames/packet, "
+        let codec = opus.map { "/\($0.bitrate / 1000)k" + ($0.inBandFEC ? "+FEC" : "") } ?? ""
+        return "\(sampleFormat)\(codec)/\(sampleRate)/\(channels)ch, \(packetFrames) frames/packet, "
             + "target latency \(String(format: latencyMs))ms" + adaptive + playout
     }
 }

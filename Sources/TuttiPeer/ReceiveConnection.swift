@@ -1,4 +1,5 @@
 import Synchronization
+import TuttiCodec
 import TuttiCore
 import TuttiIO
 import TuttiStream
@@ -34,7 +35,17 @@ final class ReceiveConnection: @unchecked Sendable {
         do { socket = try UDPSocket() } catch { throw PeerError("cannot open a UDP socket: \(error)") }
         receiver = StreamReceiver(
             format: summary.format, ssrc: ssrc, payloadType: payloadType, maxPeriodFrames: maxPeriodFrames,
-            signalLossTimeout: signalLossTimeout, concealment: concealment)
+            signalLossTimeout: signalLossTimeout, concealment: concealment,
+            codecDelayFrames: Self.codecDelayFrames(of: summary.format))
+    }
+
+    /// Frames by which decoded audio lags what the sender captured: the Opus encoder's lookahead (read from
+    /// an encoder with the stream's settings), 0 for PCM. Control plane.
+    static func codecDelayFrames(of format: StreamFormat) -> Int {
+        guard format.sampleFormat == .opus, let settings = format.opus,
+            let encoder = try? OpusEncoder(settings: settings, channels: format.channels)
+        else { return 0 }
+        return encoder.lookaheadFrames
     }
 
     deinit {
@@ -92,6 +103,8 @@ final class ReceiveConnection: @unchecked Sendable {
             underruns: figures.underruns, concealedFrames: figures.concealedFrames,
             latencyMilliseconds: figures.latencyNanoseconds.map { Double($0) / 1e6 })
         statistics.latencyChanges = figures.latencyChanges
+        statistics.fecRecoveredFrames = figures.fecRecoveredFrames
+        statistics.bitrate = format.opus?.bitrate
         statistics.stretchedMilliseconds = Double(figures.stretchedFrames) * 1000 / rate
         statistics.skippedMilliseconds = Double(figures.skippedFrames) * 1000 / rate
         return statistics

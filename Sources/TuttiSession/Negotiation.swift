@@ -61,7 +61,7 @@ public enum Negotiation {
         // Sample rate.
         let receiverRates = receiver.activeSampleRate.map { [$0] } ?? port.sampleRates
         let commonRates = receiverRates.filter(offer.sampleRates.contains)
-        let sampleRate: Int
+        var sampleRate: Int
         if let requested = options.sampleRate {
             guard offer.sampleRates.contains(requested) else {
                 return .failure(NegotiationRefusal(
@@ -116,14 +116,39 @@ public enum Negotiation {
             sampleFormat = first
         }
 
+        // Opus: 48 kHz, mono or stereo, one Opus frame per packet.
+        var opus: OpusSettings?
+        if sampleFormat == .opus {
+            // Opus runs at 48 kHz: prefer it when both ends can, unless the user chose a rate.
+            if options.sampleRate == nil, commonRates.contains(OpusSettings.sampleRate) { sampleRate = OpusSettings.sampleRate }
+            let settings = options.opus ?? .lan
+            do throws(OpusSettingsError) { try settings.validate() } catch {
+                return .failure(NegotiationRefusal(.invalidOption, "\(error)"))
+            }
+            guard sampleRate == OpusSettings.sampleRate else {
+                return .failure(NegotiationRefusal(
+                    .noCommonFormat, "Opus streams run at 48000 Hz, and \(offer.source) → \(destination) would run at \(sampleRate) Hz; use --rate 48000 or PCM"))
+            }
+            guard OpusSettings.supportedChannels.contains(channels) else {
+                return .failure(NegotiationRefusal(
+                    .invalidOption, "Opus streams carry 1 or 2 channels, not \(channels); use --channels 2 or PCM"))
+            }
+            if let requested = options.packetFrames, requested != settings.frameDuration.framesPerChannel {
+                return .failure(NegotiationRefusal(
+                    .invalidOption,
+                    "an Opus packet is one \(settings.frameDuration) frame (\(settings.frameDuration.framesPerChannel) frames), not \(requested); use --frame instead of --frames"))
+            }
+            opus = settings
+        }
+
         // Packet size.
-        let packetFrames = options.packetFrames ?? defaults.packetFrames
+        let packetFrames = opus?.frameDuration.framesPerChannel ?? options.packetFrames ?? defaults.packetFrames
         guard StreamLimits.packetFrames.contains(packetFrames) else {
             return .failure(NegotiationRefusal(
                 .invalidOption, "packet size \(packetFrames) frames is outside \(StreamLimits.packetFrames.lowerBound)–\(StreamLimits.packetFrames.upperBound)"))
         }
         let payloadBytes = packetFrames * channels * sampleFormat.bytesPerSample
-        guard payloadBytes <= StreamLimits.maxPayloadBytes else {
+        guard !sampleFormat.isPCM || payloadBytes <= StreamLimits.maxPayloadBytes else {
             let largest = StreamLimits.maxPayloadBytes / (channels * sampleFormat.bytesPerSample)
             return .failure(NegotiationRefusal(
                 .invalidOption,
@@ -182,7 +207,8 @@ public enum Negotiation {
         }
         return .success(StreamFormat(
             sampleRate: sampleRate, channels: channels, sampleFormat: sampleFormat, packetFrames: packetFrames,
-            targetLatencyFrames: targetFrames, synchronizedLatencyNanoseconds: synchronized, adaptiveLatencyFrames: adaptive))
+            targetLatencyFrames: targetFrames, synchronizedLatencyNanoseconds: synchronized, adaptiveLatencyFrames: adaptive,
+            opus: opus))
     }
 
     private static func rateRefusal(_ destination: PortReference, requested: Int, receiver: ReceiverCapabilities) -> String {

@@ -112,6 +112,15 @@ public struct JitterBuffer: ~Copyable {
     private let latencyChangeInterval: Int
     /// After a skip, real audio returns through the concealer's crossfade whatever the concealment mode.
     private var crossfadeAfterSkip = false
+    /// Opus streams: the decoder, each slot's packet (decoded when the play head reaches it, in stream
+    /// order, so that loss concealment and FEC can follow the stream), and which timestamp each slot's
+    /// samples hold (decoded, recovered from FEC or concealed).
+    private var opusDecoder: OpusDecoder?
+    private let slotPayloads: UnsafeMutableRawBufferPointer
+    private let slotPayloadCounts: UnsafeMutableBufferPointer<Int>
+    private let slotDecoded: UnsafeMutableBufferPointer<Int64>
+    /// The codec's delay (Opus lookahead), taken off capture times so that latency figures stay true.
+    private let codecDelayNanoseconds: Int64
 
     /// Allocates every buffer the stream will need. Control plane only (allocates).
     ///
@@ -119,10 +128,12 @@ public struct JitterBuffer: ~Copyable {
     ///   - format: the negotiated format; `validate` must have accepted it.
     ///   - fadeDuration: length of the fades around concealed gaps.
     ///   - signalLossTimeout: time without packets before the state is `.lost`.
-    ///   - concealment: how missing audio is filled.
+    ///   - concealment: how missing audio is filled (PCM; Opus streams use the decoder's concealment and FEC).
+    ///   - codecDelayFrames: frames by which decoded audio lags the encoder's input (Opus: the encoder's
+    ///     lookahead).
     public init(
         format: StreamFormat, fadeDuration: Duration = .milliseconds(1), signalLossTimeout: Duration = .seconds(1),
-        concealment: Concealment = .silence
+        concealment: Concealment = .silence, codecDelayFrames: Int = 0
     ) {
         precondition(format.packetFrames > 0 && format.channels > 0 && format.targetLatencyFrames > 0)
         self.format = format
@@ -151,6 +162,20 @@ public struct JitterBuffer: ~Copyable {
         slotMissedPending.initialize(repeating: false)
         samples = .allocate(capacity: capacity * format.samplesPerPacket)
         samples.initialize(repeating: 0)
+        codecDelayNanoseconds = Int64(codecDelayFrames) * 1_000_000_000 / Int64(format.sampleRate)
+        let opus = format.sampleFormat == .opus
+        slotPayloads = .allocate(byteCount: opus ? capacity * format.payloadBytes : 0, alignment: 8)
+        slotPayloadCounts = .allocate(capacity: opus ? capacity : 0)
+        slotPayloadCounts.initialize(repeating: 0)
+        slotDecoded = .allocate(capacity: capacity)
+        slotDecoded.initialize(repeating: .min)
+        if opus {
+            do throws(OpusError) {
+                opusDecoder = Optional(try OpusDecoder(channels: format.channels))
+            } catch {
+                preconditionFailure("an Opus stream has 1 or 2 channels (negotiation checks): \(error)")
+            }
+        }
     }
 
     deinit {
@@ -159,6 +184,9 @@ public struct JitterBuffer: ~Copyable {
         slotMissed.deallocate()
         slotMissedPending.deallocate()
         samples.deallocate()
+        slotPayloads.deallocate()
+        slotPayloadCounts.deallocate()
+        slotDecoded.deallocate()
     }
 
     /// A copy of the counters, with the current buffer level and jitter. Realtime-safe: yes.
@@ -183,7 +211,7 @@ public struct JitterBuffer: ~Copyable {
         sequenceNumber: UInt16, timestamp: UInt32, captureTime: Int64?, arrival: HostTime,
         payload: UnsafeRawBufferPointer
     ) -> JitterBufferInsertResult {
-        guard payload.count == format.payloadBytes else {
+        guard format.acceptsPayload(count: payload.count) else {
             counters.invalid &+= 1
             return .invalid
         }
@@ -267,9 +295,17 @@ public struct JitterBuffer: ~Copyable {
 
         slotTimestamps[slot] = extendedTimestamp
         slotMissed[slot] = .min
-        slotCaptureTimes[slot] = captureTime ?? .min
-        let destination = UnsafeMutableBufferPointer(rebasing: samples[(slot * format.samplesPerPacket)...].prefix(format.samplesPerPacket))
-        PCMCodec.decode(payload, as: format.sampleFormat, into: destination)
+        slotCaptureTimes[slot] = captureTime.map { $0 - codecDelayNanoseconds } ?? .min
+        if opusDecoder != nil {
+            // Kept as it came; decoded when the play head reaches it.
+            let stored = UnsafeMutableRawBufferPointer(rebasing: slotPayloads[(slot * format.payloadBytes)...].prefix(payload.count))
+            stored.copyMemory(from: payload)
+            slotPayloadCounts[slot] = payload.count
+            if slotDecoded[slot] != extendedTimestamp { slotDecoded[slot] = .min }
+        } else {
+            let destination = UnsafeMutableBufferPointer(rebasing: samples[(slot * format.samplesPerPacket)...].prefix(format.samplesPerPacket))
+            PCMCodec.decode(payload, as: format.sampleFormat, into: destination)
+        }
 
         let arrivalFrames = Double(arrival.nanoseconds) * Double(format.sampleRate) / 1e9
         jitter.update(arrivalFrames: arrivalFrames, timestamp: extendedTimestamp)
@@ -289,6 +325,8 @@ public struct JitterBuffer: ~Copyable {
         slotTimestamps.update(repeating: .min)
         slotMissed.update(repeating: .min)
         slotMissedPending.update(repeating: false)
+        slotDecoded.update(repeating: .min)
+        if opusDecoder != nil { opusDecoder!.reset() }
         jumpCandidate = nil
         jitter.reset()
         latencyController.reset()
@@ -368,7 +406,14 @@ public struct JitterBuffer: ~Copyable {
             let offsetInPacket = Int(position - packetStart)
             let count = min(frames - written, format.packetFrames - offsetInPacket)
             let slot = Int(packetIndex & Int64(capacity - 1))
-            let present = packetIndex >= 0 && slotTimestamps[slot] == packetStart
+            let arrived = packetIndex >= 0 && slotTimestamps[slot] == packetStart
+            // Opus: decode (or recover, or conceal) the packet when the play head first reaches it.
+            let present = opusDecoder != nil && packetIndex >= 0 && (arrived || state == .playing)
+                ? decodeOpus(slot: slot, packetIndex: packetIndex, packetStart: packetStart, arrived: arrived)
+                : arrived
+            if present, !arrived, offsetInPacket == 0 {
+                notePassedMissingPacket(at: packetStart, slot: slot)
+            }
 
             if present {
                 if state == .buffering { state = .playing }
@@ -380,7 +425,7 @@ public struct JitterBuffer: ~Copyable {
                     let captured = slotCaptureTimes[slot] + Int64(offsetInPacket) * 1_000_000_000 / Int64(format.sampleRate)
                     counters.latencyNanoseconds = captureClockNow + Int64(written) * 1_000_000_000 / Int64(format.sampleRate) - captured
                 }
-                if concealment == .repetition || crossfadeAfterSkip || format.adaptiveLatencyFrames != nil {
+                if concealment == .repetition || crossfadeAfterSkip || format.adaptiveLatencyFrames != nil || opusDecoder != nil {
                     copyWithCrossfade(fromSlot: slot, offset: offsetInPacket, count: count, to: output, at: written)
                 } else {
                     let nextSlot = Int((packetIndex + 1) & Int64(capacity - 1))
@@ -463,6 +508,42 @@ public struct JitterBuffer: ~Copyable {
         }
         counters.latencyChanges &+= 1
         framesSinceLatencyChange = 0
+    }
+
+    /// Opus: makes `slot` hold the audio of the packet at `packetStart`, in stream order: decoded if it
+    /// arrived; else recovered from the next packet's in-band FEC if that one has arrived and the stream
+    /// carries FEC; else concealed by the decoder (counted). A packet that does not decode is counted
+    /// invalid and concealed. Returns whether the slot now holds that audio.
+    private mutating func decodeOpus(slot: Int, packetIndex: Int64, packetStart: Int64, arrived: Bool) -> Bool {
+        if slotDecoded[slot] == packetStart { return true }
+        let destination = UnsafeMutableBufferPointer(rebasing: samples[(slot * format.samplesPerPacket)...].prefix(format.samplesPerPacket))
+        let packetFrames = format.packetFrames
+        if arrived {
+            let payload = UnsafeRawBufferPointer(rebasing: slotPayloads[(slot * format.payloadBytes)...].prefix(slotPayloadCounts[slot]))
+            if let decoded = try? opusDecoder!.decode(payload, into: destination), decoded == packetFrames {
+                slotDecoded[slot] = packetStart
+                return true
+            }
+            counters.invalid &+= 1
+        }
+        guard state == .playing else { return false }
+        let nextSlot = Int((packetIndex + 1) & Int64(capacity - 1))
+        var recovered = false
+        if !arrived, format.opus?.inBandFEC == true, slotTimestamps[nextSlot] == packetStart + Int64(packetFrames) {
+            let next = UnsafeRawBufferPointer(rebasing: slotPayloads[(nextSlot * format.payloadBytes)...].prefix(slotPayloadCounts[nextSlot]))
+            recovered = (try? opusDecoder!.recoverLoss(frames: packetFrames, fromNextPacket: next, into: destination)) != nil
+        }
+        if recovered {
+            counters.fecRecoveredFrames &+= UInt64(packetFrames)
+        } else {
+            if (try? opusDecoder!.concealLoss(frames: packetFrames, into: destination)) == nil {
+                destination.update(repeating: 0)
+            }
+            counters.concealedFrames &+= UInt64(packetFrames)
+        }
+        if !arrived { slotCaptureTimes[slot] = .min }
+        slotDecoded[slot] = packetStart
+        return true
     }
 
     /// Whether every packet covering `frames` frames from `position` is in the buffer.

@@ -32,6 +32,8 @@ public struct JitterBufferStatistics: Hashable, Sendable {
     /// Frames synthesized (pattern repetition) to raise the latency, and frames skipped to lower it.
     public var stretchedFrames: UInt64 = 0
     public var skippedFrames: UInt64 = 0
+    /// Opus: frames recovered from the next packet's in-band FEC instead of concealed.
+    public var fecRecoveredFrames: UInt64 = 0
 
     public init() {}
 }

@@ -28,12 +28,13 @@ public final class StreamReceiver: @unchecked Sendable {
     /// Allocates everything the stream needs. Control plane.
     public init(
         format: StreamFormat, ssrc: UInt32, payloadType: UInt8, maxPeriodFrames: Int, signalLossTimeout: Duration = .seconds(1),
-        concealment: Concealment = .repetition
+        concealment: Concealment = .repetition, codecDelayFrames: Int = 0
     ) {
         self.format = format
         self.ssrc = ssrc
         self.payloadType = payloadType
-        jitterBuffer = JitterBuffer(format: format, signalLossTimeout: signalLossTimeout, concealment: concealment)
+        jitterBuffer = JitterBuffer(
+            format: format, signalLossTimeout: signalLossTimeout, concealment: concealment, codecDelayFrames: codecDelayFrames)
         ring = PacketRing(capacity: max(64, 2 * jitterBuffer.capacity), maxPayloadBytes: format.payloadBytes)
         output = .allocate(capacity: maxPeriodFrames * format.channels)
         output.initialize(repeating: 0)
@@ -46,7 +47,7 @@ public final class StreamReceiver: @unchecked Sendable {
     @discardableResult
     public func accept(datagram: UnsafeRawBufferPointer, arrival: HostTime) -> Bool {
         guard let packet = try? RTPPacketView.decode(datagram), packet.header.ssrc == ssrc,
-            packet.header.payloadType == payloadType, packet.payloadCount == format.payloadBytes
+            packet.header.payloadType == payloadType, format.acceptsPayload(count: packet.payloadCount)
         else {
             invalidDatagrams.add(1, ordering: .relaxed)
             return false
@@ -112,6 +113,7 @@ final class PublishedJitterStatistics: @unchecked Sendable {
     private let latencyChanges = Atomic<UInt64>(0)
     private let stretchedFrames = Atomic<UInt64>(0)
     private let skippedFrames = Atomic<UInt64>(0)
+    private let fecRecoveredFrames = Atomic<UInt64>(0)
     private let stateCode = Atomic<Int>(0)
 
     /// Device thread.
@@ -133,6 +135,7 @@ final class PublishedJitterStatistics: @unchecked Sendable {
         latencyChanges.store(statistics.latencyChanges, ordering: .relaxed)
         stretchedFrames.store(statistics.stretchedFrames, ordering: .relaxed)
         skippedFrames.store(statistics.skippedFrames, ordering: .relaxed)
+        fecRecoveredFrames.store(statistics.fecRecoveredFrames, ordering: .relaxed)
         let code: Int
         switch state {
         case .idle: code = 0
@@ -161,6 +164,7 @@ final class PublishedJitterStatistics: @unchecked Sendable {
         statistics.latencyChanges = latencyChanges.load(ordering: .relaxed)
         statistics.stretchedFrames = stretchedFrames.load(ordering: .relaxed)
         statistics.skippedFrames = skippedFrames.load(ordering: .relaxed)
+        statistics.fecRecoveredFrames = fecRecoveredFrames.load(ordering: .relaxed)
         let latency = latencyNanoseconds.load(ordering: .relaxed)
         statistics.latencyNanoseconds = latency == .min ? nil : latency
         let state: JitterBufferState

@@ -76,12 +76,15 @@ public struct ConnectOptions: Hashable, Sendable, Codable {
     /// `latencyMilliseconds` is then where it starts. Both or neither.
     public var latencyFloorMilliseconds: Double?
     public var latencyCeilingMilliseconds: Double?
+    /// Opus streams (`sampleFormat` OPUS): the encoder's settings; nil: `OpusSettings.lan`.
+    public var opus: OpusSettings?
 
     public init(
         sampleRate: Int? = nil, channels: Int? = nil, sampleFormat: SampleFormat? = nil, packetFrames: Int? = nil,
         latencyMilliseconds: Double? = nil, synchronizedLatencyMilliseconds: Double? = nil,
-        latencyFloorMilliseconds: Double? = nil, latencyCeilingMilliseconds: Double? = nil
+        latencyFloorMilliseconds: Double? = nil, latencyCeilingMilliseconds: Double? = nil, opus: OpusSettings? = nil
     ) {
+        self.opus = opus
         self.latencyFloorMilliseconds = latencyFloorMilliseconds
         self.latencyCeilingMilliseconds = latencyCeilingMilliseconds
         self.synchronizedLatencyMilliseconds = synchronizedLatencyMilliseconds

@@ -80,6 +80,15 @@ public enum ControlValidation {
         try require(StreamLimits.packetFrames.contains(format.packetFrames), "packet of \(format.packetFrames) frames out of range")
         try require(format.payloadBytes <= StreamLimits.maxPayloadBytes, "payload of \(format.payloadBytes) bytes exceeds the MTU budget")
         let maxLatencyFrames = StreamLimits.maxTargetLatencyMilliseconds * format.sampleRate / 1000
+        if format.sampleFormat == .opus {
+            guard let opus = format.opus else { throw .invalidField("an OPUS stream needs its opus settings") }
+            try check(opus)
+            try require(format.sampleRate == OpusSettings.sampleRate, "an OPUS stream runs at 48000 Hz")
+            try require(OpusSettings.supportedChannels.contains(format.channels), "an OPUS stream has 1 or 2 channels")
+            try require(format.packetFrames == opus.frameDuration.framesPerChannel, "an OPUS packet is one Opus frame")
+        } else {
+            try require(format.opus == nil, "opus settings on a PCM stream")
+        }
         if let range = format.adaptiveLatencyFrames {
             try require(
                 range.lowerBound > 0 && range.upperBound <= maxLatencyFrames && range.contains(format.targetLatencyFrames),
@@ -93,6 +102,10 @@ public enum ControlValidation {
         try require(
             format.targetLatencyFrames > 0 && format.targetLatencyFrames <= maxLatencyFrames,
             "target latency of \(format.targetLatencyFrames) frames out of range")
+    }
+
+    static func check(_ opus: OpusSettings) throws(ControlDecodingError) {
+        do throws(OpusSettingsError) { try opus.validate() } catch { throw .invalidField("opus: \(error)") }
     }
 
     static func check(_ connection: ConnectionSummary) throws(ControlDecodingError) {
@@ -136,6 +149,7 @@ public enum ControlValidation {
                 latency.isFinite && latency > 0 && latency <= Double(StreamLimits.maxTargetLatencyMilliseconds),
                 "synchronized latency \(latency) ms out of range (0, \(StreamLimits.maxTargetLatencyMilliseconds)]")
         }
+        if let opus = options.opus { try check(opus) }
         try require(
             (options.latencyFloorMilliseconds == nil) == (options.latencyCeilingMilliseconds == nil),
             "adaptive latency needs both a floor and a ceiling")

@@ -26,8 +26,29 @@ struct ConnectCommand: AsyncParsableCommand {
     @Option(help: "Channels to stream.")
     var channels: Int?
 
-    @Option(help: ArgumentHelp("Sample format: L16 or L24.", valueName: "FORMAT"))
+    @Option(help: ArgumentHelp("Sample format: L16 or L24 (PCM), or OPUS.", valueName: "FORMAT"))
     var format: String?
+
+    @Option(help: ArgumentHelp("pcm or opus (opus: the same as --format OPUS).", valueName: "CODEC"))
+    var codec: String?
+
+    @Option(help: ArgumentHelp("Opus bitrate, e.g. 96k or 128000 (default 128k).", valueName: "BITS/S"))
+    var bitrate: String?
+
+    @Option(help: ArgumentHelp("Opus frame: 2.5ms, 5ms, 10ms or 20ms (default 5ms).", valueName: "DURATION"))
+    var frame: String?
+
+    @Option(help: ArgumentHelp("Opus encoder complexity, 0–10 (default 9).", valueName: "N"))
+    var complexity: Int?
+
+    @Option(help: ArgumentHelp("Opus application: lowdelay (default), audio or voip.", valueName: "MODE"))
+    var application: String?
+
+    @Flag(help: "Opus in-band forward error correction (needs 10 or 20 ms frames and --application audio or voip).")
+    var fec = false
+
+    @Option(name: .customLong("expected-loss"), help: ArgumentHelp("Opus: the packet loss to prepare FEC for, in percent.", valueName: "PERCENT"))
+    var expectedLoss: String?
 
     @Option(help: ArgumentHelp("Frames per packet (default 64).", valueName: "FRAMES"))
     var frames: Int?
@@ -43,7 +64,9 @@ struct ConnectCommand: AsyncParsableCommand {
     @OptionGroup var session: SessionOptions
 
     func validate() throws {
-        if let format, SampleFormat(loosely: format) == nil { throw ValidationError("--format must be L16 or L24") }
+        if let format, SampleFormat(loosely: format) == nil { throw ValidationError("--format must be L16, L24 or OPUS") }
+        if let codec, !["pcm", "opus"].contains(codec.lowercased()) { throw ValidationError("--codec must be pcm or opus") }
+        _ = try opusSettings()
         if let latency, LatencyChoice(latency) == nil {
             throw ValidationError("--latency must be a positive number of milliseconds, a range MIN..MAX, or auto")
         }
@@ -56,10 +79,12 @@ struct ConnectCommand: AsyncParsableCommand {
             let sender = try session.peer(named: source.peer, in: peers)
             let receiver = try session.peer(named: destination.peer, in: peers)
             let choice = latency.flatMap(LatencyChoice.init)
+            let opus = try opusSettings()
             let options = ConnectOptions(
-                sampleRate: rate, channels: channels, sampleFormat: format.flatMap(SampleFormat.init(loosely:)),
+                sampleRate: rate, channels: channels, sampleFormat: opus != nil ? .opus : format.flatMap(SampleFormat.init(loosely:)),
                 packetFrames: frames, latencyMilliseconds: choice?.fixed, synchronizedLatencyMilliseconds: sync,
-                latencyFloorMilliseconds: choice?.range?.lowerBound, latencyCeilingMilliseconds: choice?.range?.upperBound)
+                latencyFloorMilliseconds: choice?.range?.lowerBound, latencyCeilingMilliseconds: choice?.range?.upperBound,
+                opus: opus)
             let request = ConnectRequest(
                 source: PortReference(peer: sender.name, port: source.port),
                 destination: PortReference(peer: receiver.name, port: destination.port),
@@ -127,6 +152,35 @@ struct DisconnectCommand: AsyncParsableCommand {
             }
             throw CLIError("cannot disconnect: \(lastFailure)")
         }
+    }
+}
+
+extension ConnectCommand {
+    /// The Opus settings from the flags, or nil for a PCM stream. Throws a one-line error for a bad value,
+    /// for Opus flags on a PCM stream, and for combinations libopus cannot do (FEC on short frames).
+    func opusSettings() throws -> OpusSettings? {
+        let wantsOpus = codec?.lowercased() == "opus" || format.flatMap(SampleFormat.init(loosely:)) == .opus
+        let opusFlags = [bitrate != nil, frame != nil, complexity != nil, application != nil, fec, expectedLoss != nil]
+        guard wantsOpus else {
+            if opusFlags.contains(true) { throw ValidationError("--bitrate, --frame, --complexity, --application, --fec and --expected-loss need --codec opus") }
+            return nil
+        }
+        if codec?.lowercased() == "opus", let format, SampleFormat(loosely: format) != .opus {
+            throw ValidationError("--codec opus and --format \(format) disagree")
+        }
+        var settings = OpusSettings.lan
+        do throws(OpusSettingsError) {
+            if let bitrate { settings.bitrate = try OpusSettings.parseBitrate(bitrate) }
+            if let frame { settings.frameDuration = try OpusSettings.FrameDuration(parsing: frame) }
+            if let application { settings.application = try OpusSettings.Application(parsing: application) }
+            if let expectedLoss { settings.expectedPacketLossPercent = try OpusSettings.parsePacketLossPercent(expectedLoss) }
+            if let complexity { settings.complexity = complexity }
+            settings.inBandFEC = fec
+            try settings.validate()
+        } catch {
+            throw ValidationError(error.description)
+        }
+        return settings
     }
 }
 

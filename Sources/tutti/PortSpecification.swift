@@ -47,10 +47,10 @@ enum PortSpecification {
                 return rate
             }
         }
-        var formats: [SampleFormat] = [.l24, .l16]
+        var formats: [SampleFormat] = [.l24, .l16, .opus]
         if let text = values["formats"] {
             formats = try text.split(separator: "/").map {
-                guard let format = SampleFormat(loosely: String($0)) else { throw CLIError("port \(name): unknown sample format '\($0)' (L16 or L24)") }
+                guard let format = SampleFormat(loosely: String($0)) else { throw CLIError("port \(name): unknown sample format '\($0)' (L16, L24 or OPUS)") }
                 return format
             }
         }

@@ -1,5 +1,6 @@
 import TuttiAnalysis
 import TuttiCodec
+import TuttiCore
 import XCTest
 
 /// The Opus encoder and decoder against libopus 1.3.1: round trips at every frame size, codec delay,

@@ -1,5 +1,6 @@
 import Foundation
 import TuttiCodec
+import TuttiCore
 import XCTest
 
 /// Opus settings: defaults, parsing of user text, validation and its one-line errors, Codable form.

@@ -1,5 +1,6 @@
 import Foundation
 import TuttiCodec
+import TuttiCore
 
 /// Signals, a whole-stream encode/decode and error measures for the Opus tests.
 enum OpusTestSupport {

@@ -51,9 +51,9 @@ final class CommandLineTests: XCTestCase {
             stage.output,
             """
             peer stage: control port any, period 64 frames, discovery on, beat clock on
-              sender click "Click 1 kHz": 2ch, 48000/44100 Hz, L24/L16, tone 1000.0 Hz at 0.5
-              sender mic "stdin": 1ch, 48000 Hz, L24/L16, stdin s16le
-              receiver monitor "monitor.wav": 2ch, 48000/44100/96000 Hz, L24/L16, wav monitor.wav
+              sender click "Click 1 kHz": 2ch, 48000/44100 Hz, L24/L16/OPUS, tone 1000.0 Hz at 0.5
+              sender mic "stdin": 1ch, 48000 Hz, L24/L16/OPUS, stdin s16le
+              receiver monitor "monitor.wav": 2ch, 48000/44100/96000 Hz, L24/L16/OPUS, wav monitor.wav
 
             """)
         // Flags override the file.

@@ -51,6 +51,51 @@ final class ConnectionNegotiationTests: XCTestCase {
         await lab.stopAll()
     }
 
+    func testAnOpusStreamConnectsAndPlays() async throws {
+        var lab = LoopbackPeers()
+        let sender = try await lab.start("a", ports: [.toneSender(name: "out", sampleRates: [48_000])])
+        let receiver = try await lab.start("b", ports: [.receiver(name: "in", sink: .null, sampleRates: [48_000])])
+        let settings = OpusSettings(frameDuration: .twoAndAHalfMilliseconds, bitrate: 96_000)
+        let response = try await connect(
+            "a:out", "b:in", via: sender, receiver: receiver,
+            options: ConnectOptions(sampleFormat: .opus, latencyMilliseconds: 20, opus: settings))
+        guard case .connected(let summary) = response else { return XCTFail("expected connected, got \(response)") }
+        XCTAssertEqual(summary.format.sampleFormat, .opus)
+        XCTAssertEqual(summary.format.packetFrames, 120)
+        XCTAssertEqual(summary.format.opus, settings)
+        XCTAssertEqual(summary.format.description, "OPUS/96k/48000/2ch, 120 frames/packet, target latency 20.00ms")
+
+        var statistics: ConnectionStatistics?
+        for _ in 0..<40 where (statistics?.packetsReceived ?? 0) < 200 {
+            try await Task.sleep(for: .milliseconds(50))
+            if case .statistics(let list) = try await ControlClient.send(.statistics, to: receiver.endpoint) { statistics = list.first }
+        }
+        let received = try XCTUnwrap(statistics)
+        XCTAssertGreaterThanOrEqual(received.packetsReceived, 200)
+        XCTAssertEqual(received.packetsInvalid, 0, "every Opus packet decodes")
+        XCTAssertEqual(received.packetsLost, 0)
+        XCTAssertEqual(received.bitrate, 96_000)
+        let latency = try XCTUnwrap(received.latencyMilliseconds)
+        // The target (20 ms) plus the codec's lookahead (2.5 ms), within a period or two.
+        XCTAssertEqual(latency, 22.5, accuracy: 3, "capture-to-playout latency counts the codec delay")
+        await lab.stopAll()
+    }
+
+    func testOpusRefusals() async throws {
+        var lab = LoopbackPeers()
+        let sender = try await lab.start("a", ports: [.toneSender(name: "out", channels: 4, sampleRates: [44_100, 48_000])])
+        let receiver = try await lab.start("b", ports: [.receiver(name: "in", sink: .null, channels: 4, sampleRates: [44_100, 48_000])])
+        let atCDRate = try await connect("a:out", "b:in", via: sender, receiver: receiver, options: ConnectOptions(sampleRate: 44_100, channels: 2, sampleFormat: .opus))
+        XCTAssertEqual(
+            atCDRate,
+            .failure(ControlFailure(.noCommonFormat, "Opus streams run at 48000 Hz, and a:out → b:in would run at 44100 Hz; use --rate 48000 or PCM")))
+        let fourChannels = try await connect("a:out", "b:in", via: sender, receiver: receiver, options: ConnectOptions(sampleFormat: .opus))
+        XCTAssertEqual(fourChannels, .failure(ControlFailure(.invalidOption, "Opus streams carry 1 or 2 channels, not 4; use --channels 2 or PCM")))
+        let remaining = try await connections(of: receiver)
+        XCTAssertTrue(remaining.isEmpty)
+        await lab.stopAll()
+    }
+
     func testRefusalsLeaveNothingHalfConnected() async throws {
         var lab = LoopbackPeers()
         let sender = try await lab.start("a", ports: [.toneSender(name: "out", sampleRates: [44_100]), .receiver(name: "ret", sink: .null)])

@@ -78,6 +78,7 @@ struct StatsCommand: AsyncParsableCommand {
                              pad(sending ? "-" : "\(fixed(stat.bufferMilliseconds, 1))/\(fixed(stat.targetMilliseconds, 1))ms", 14),
                              pad(sending ? "-" : String(stat.underruns), 9), pad(sending ? "-" : String(stat.concealedFrames), 10),
                              sending ? "-" : stat.latencyMilliseconds.map { fixed($0) + "ms" } ?? "-"].joined(separator: " "))
+                        if !sending, let details = Self.details(of: stat) { lines.append(pad("", 17) + details) }
                     }
                 }
                 if snapshots.allSatisfy({ $0.statistics.isEmpty }) { lines.append("(no connections)") }
@@ -86,5 +87,22 @@ struct StatsCommand: AsyncParsableCommand {
                 flushStandardOutput()
             }
         }
+    }
+
+    /// The second line of a receiving connection: codec, FEC, adaptive latency, drift (when any applies).
+    static func details(of stat: ConnectionStatistics) -> String? {
+        var parts = [String]()
+        if let bitrate = stat.bitrate {
+            parts.append("opus \(bitrate / 1000)k, FEC-recovered \(stat.fecRecoveredFrames) frames")
+        }
+        if let range = stat.format.adaptiveLatencyFrames {
+            let rate = Double(stat.format.sampleRate)
+            parts.append(
+                "adaptive \(fixed(Double(range.lowerBound) * 1000 / rate, 1))–\(fixed(Double(range.upperBound) * 1000 / rate, 1))ms: \(stat.latencyChanges) changes (+\(fixed(stat.stretchedMilliseconds, 1))/−\(fixed(stat.skippedMilliseconds, 1))ms)")
+        }
+        if let drift = stat.driftPartsPerMillion, let ratio = stat.resamplingRatio {
+            parts.append("drift \(drift >= 0 ? "+" : "")\(fixed(drift, 1)) ppm, ratio \(String(format: "%.6f", ratio))")
+        }
+        return parts.isEmpty ? nil : parts.joined(separator: "; ")
     }
 }

@@ -35,13 +35,16 @@ let package = Package(
             name: "COpus", path: "Sources/COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(
             name: "CSoxr", path: "Sources/CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        .systemLibrary(
+            name: "CSamplerate", path: "Sources/CSamplerate", pkgConfig: "samplerate",
+            providers: [.apt(["libsamplerate0-dev"])]),
 
         // Pure, I/O-free core.
         .target(name: "TuttiCore", swiftSettings: strict),
         .target(name: "TuttiWire", dependencies: ["TuttiCore"], swiftSettings: strict),
         .target(name: "TuttiCodec", dependencies: ["TuttiCore", "COpus"], swiftSettings: strict),
-        // Sample-rate conversion and drift compensation (libsoxr: pure DSP, no I/O).
-        .target(name: "TuttiResample", dependencies: ["TuttiCore", "CSoxr"], swiftSettings: strict),
+        // Sample-rate conversion and drift compensation (libsoxr, libsamplerate: pure DSP, no I/O).
+        .target(name: "TuttiResample", dependencies: ["TuttiCore", "CSoxr", "CSamplerate"], swiftSettings: strict),
         .target(
             name: "TuttiStream", dependencies: ["TuttiCore", "TuttiWire", "TuttiCodec", "TuttiResample"],
             swiftSettings: strict),

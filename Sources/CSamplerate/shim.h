@@ -1,0 +1,4 @@
+#ifndef TUTTI_CSAMPLERATE_SHIM_H
+#define TUTTI_CSAMPLERATE_SHIM_H
+#include <samplerate.h>
+#endif

@@ -267,7 +267,8 @@ public actor Peer {
         var offer = offer
         offer.destination = destination
         let format: StreamFormat
-        switch Negotiation.chooseFormat(offer: offer, receiver: ReceiverCapabilities(port: port, activeSampleRate: receiverPort.activeSampleRate)) {
+        let capabilities = ReceiverCapabilities(port: port, activeSampleRate: receiverPort.activeSampleRate)
+        switch Negotiation.chooseFormat(offer: offer, receiver: capabilities) {
         case .success(let chosen): format = chosen
         case .failure(let refusal):
             logger.info("refused \(offer.source) → \(destination): \(refusal.message)")
@@ -284,10 +285,12 @@ public actor Peer {
             let connection = try ReceiveConnection(
                 summary: summary, ssrc: ssrc, payloadType: payloadType, peerEndpoint: senderEndpoint,
                 captureClock: offer.captureClock, maxPeriodFrames: configuration.periodFrames, signalLossTimeout: configuration.signalLossTimeout,
-                concealment: configuration.concealment)
+                concealment: configuration.concealment, outputSampleRate: Negotiation.deviceRate(for: format, receiver: capabilities),
+                driftCompensation: configuration.driftCompensation)
             try receiverPort.add(connection)
             receiving[offer.connectionID] = (connection, receiverPort)
-            logger.info("connection \(offer.connectionID): receiving \(offer.source) → \(destination) on UDP port \(connection.socket.localPort), \(format)")
+            let conversion = connection.receiver.outputSampleRate != format.sampleRate ? ", converted to \(connection.receiver.outputSampleRate) Hz" : ""
+            logger.info("connection \(offer.connectionID): receiving \(offer.source) → \(destination) on UDP port \(connection.socket.localPort), \(format)\(conversion)")
             return .answer(StreamAnswer(
                 connectionID: offer.connectionID, format: format, mediaPort: connection.socket.localPort, ssrc: ssrc,
                 payloadType: payloadType))

@@ -21,6 +21,9 @@ public struct PeerConfiguration: Sendable {
     /// How receivers fill audio that did not arrive in time: repeat the last period of audio (default) or
     /// silence (for measurements that find gaps in the recording).
     public var concealment: Concealment = .repetition
+    /// Receivers resample each stream slightly so that their buffers stay level while the sender's sample
+    /// clock and theirs drift apart (sound cards differ by up to a few hundred ppm).
+    public var driftCompensation = true
     /// Time without media after which a receiving connection is reported lost.
     public var signalLossTimeout: Duration = .seconds(1)
     /// Join the shared beat clock (Ableton Link's protocol) on the network, and time media on it;

@@ -27,7 +27,8 @@ final class ReceiveConnection: @unchecked Sendable {
 
     init(
         summary: ConnectionSummary, ssrc: UInt32, payloadType: UInt8, peerEndpoint: ControlEndpoint?,
-        captureClock: CaptureClock, maxPeriodFrames: Int, signalLossTimeout: Duration, concealment: Concealment
+        captureClock: CaptureClock, maxPeriodFrames: Int, signalLossTimeout: Duration, concealment: Concealment,
+        outputSampleRate: Int, driftCompensation: Bool
     ) throws(PeerError) {
         self.summary = summary
         self.captureClock = captureClock
@@ -36,7 +37,8 @@ final class ReceiveConnection: @unchecked Sendable {
         receiver = StreamReceiver(
             format: summary.format, ssrc: ssrc, payloadType: payloadType, maxPeriodFrames: maxPeriodFrames,
             signalLossTimeout: signalLossTimeout, concealment: concealment,
-            codecDelayFrames: Self.codecDelayFrames(of: summary.format))
+            codecDelayFrames: Self.codecDelayFrames(of: summary.format), outputSampleRate: outputSampleRate,
+            driftCompensation: driftCompensation)
     }
 
     /// Frames by which decoded audio lags what the sender captured: the Opus encoder's lookahead (read from
@@ -105,6 +107,10 @@ final class ReceiveConnection: @unchecked Sendable {
         statistics.latencyChanges = figures.latencyChanges
         statistics.fecRecoveredFrames = figures.fecRecoveredFrames
         statistics.bitrate = format.opus?.bitrate
+        if let drift = receiver.driftFigures() {
+            statistics.driftPartsPerMillion = drift.partsPerMillion
+            statistics.resamplingRatio = drift.ratio
+        }
         statistics.stretchedMilliseconds = Double(figures.stretchedFrames) * 1000 / rate
         statistics.skippedMilliseconds = Double(figures.skippedFrames) * 1000 / rate
         return statistics

@@ -41,13 +41,15 @@ final class ReceiverPort: @unchecked Sendable {
     /// Starts playing `connection` (and the port's clock and sink, the first time).
     func add(_ connection: ReceiveConnection) throws(PeerError) {
         let format = connection.format
-        if let activeSampleRate, activeSampleRate != format.sampleRate {
+        let deviceRate = connection.receiver.outputSampleRate
+        if let activeSampleRate, activeSampleRate != deviceRate {
             throw PeerError("\(descriptor.name) already runs at \(activeSampleRate) Hz")
         }
         if writer == nil {
             writer = try SinkWriter(
-                sink: sink, sampleRate: format.sampleRate, channels: descriptor.channels, sampleFormat: format.sampleFormat)
-            activeSampleRate = format.sampleRate
+                sink: sink, sampleRate: deviceRate, channels: descriptor.channels,
+                sampleFormat: format.sampleFormat.isPCM ? format.sampleFormat : .l24)
+            activeSampleRate = deviceRate
         }
         connection.start()
         guard table.insert(connection) else {
@@ -62,7 +64,7 @@ final class ReceiverPort: @unchecked Sendable {
             let ring = writer!.ring
             let timing = writer!.timing
             let newClock = PacedDeviceClock(
-                name: "tutti-recv-\(descriptor.name)", sampleRate: format.sampleRate, periodFrames: periodFrames
+                name: "tutti-recv-\(descriptor.name)", sampleRate: deviceRate, periodFrames: periodFrames
             ) { periodTime, frames in
                 let count = frames * channels
                 for index in 0..<count { mix[index] = 0 }

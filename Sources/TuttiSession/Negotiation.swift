@@ -40,8 +40,9 @@ public struct NegotiationDefaults: Hashable, Sendable {
 /// The receiver's side of negotiation: chooses a stream format from the sender's offer, the receiver
 /// port's capabilities and the user's options, or refuses with a clear reason.
 ///
-/// Rules: the rate is the user's choice if both ends support it, else the first rate in the receiver's
-/// preference order that the sender offers (a port already streaming is held to its current rate); the
+/// Rules: the rate is the user's choice if the sender can produce it, else the first rate in the receiver's
+/// preference order that the sender offers (a port already streaming prefers its current rate), else the
+/// sender's first rate; the receiver converts to its device rate (`deviceRate`) when they differ; the
 /// channel count is the user's choice if both ends have that many, else the smaller of the two ends; the
 /// sample format is the user's choice if both support it, else the receiver's first supported one; the
 /// packet size and latency come from the options or the defaults, and must fit `StreamLimits`.
@@ -58,7 +59,8 @@ public enum Negotiation {
         }
         let options = offer.options
 
-        // Sample rate.
+        // Sample rate: the stream runs at a rate the sender produces; the receiver converts it to its device
+        // rate (the rate it already runs at, else its first) when the two differ.
         let receiverRates = receiver.activeSampleRate.map { [$0] } ?? port.sampleRates
         let commonRates = receiverRates.filter(offer.sampleRates.contains)
         var sampleRate: Int
@@ -67,22 +69,13 @@ public enum Negotiation {
                 return .failure(NegotiationRefusal(
                     .noCommonFormat, "\(offer.source) cannot send at \(requested) Hz (it offers \(list(offer.sampleRates)) Hz)"))
             }
-            guard receiverRates.contains(requested) else {
-                return .failure(NegotiationRefusal(.noCommonFormat, rateRefusal(destination, requested: requested, receiver: receiver)))
-            }
             sampleRate = requested
-        } else {
-            guard let first = commonRates.first else {
-                if let active = receiver.activeSampleRate {
-                    return .failure(NegotiationRefusal(
-                        .noCommonFormat,
-                        "no common sample rate: \(destination) already runs at \(active) Hz and \(offer.source) offers \(list(offer.sampleRates)) Hz"))
-                }
-                return .failure(NegotiationRefusal(
-                    .noCommonFormat,
-                    "no common sample rate: \(offer.source) offers \(list(offer.sampleRates)) Hz, \(destination) accepts \(list(port.sampleRates)) Hz"))
-            }
+        } else if let first = commonRates.first {
             sampleRate = first
+        } else if let first = offer.sampleRates.first {
+            sampleRate = first  // no common rate: the receiver converts
+        } else {
+            return .failure(NegotiationRefusal(.noCommonFormat, "\(offer.source) offers no sample rate"))
         }
 
         // Channels.
@@ -119,15 +112,15 @@ public enum Negotiation {
         // Opus: 48 kHz, mono or stereo, one Opus frame per packet.
         var opus: OpusSettings?
         if sampleFormat == .opus {
-            // Opus runs at 48 kHz: prefer it when both ends can, unless the user chose a rate.
-            if options.sampleRate == nil, commonRates.contains(OpusSettings.sampleRate) { sampleRate = OpusSettings.sampleRate }
+            // Opus runs at 48 kHz: prefer it when the sender can (the receiver converts), unless the user chose a rate.
+            if options.sampleRate == nil, offer.sampleRates.contains(OpusSettings.sampleRate) { sampleRate = OpusSettings.sampleRate }
             let settings = options.opus ?? .lan
             do throws(OpusSettingsError) { try settings.validate() } catch {
                 return .failure(NegotiationRefusal(.invalidOption, "\(error)"))
             }
             guard sampleRate == OpusSettings.sampleRate else {
                 return .failure(NegotiationRefusal(
-                    .noCommonFormat, "Opus streams run at 48000 Hz, and \(offer.source) → \(destination) would run at \(sampleRate) Hz; use --rate 48000 or PCM"))
+                    .noCommonFormat, "Opus streams run at 48000 Hz, and \(offer.source) sends at \(sampleRate) Hz; use --rate 48000 or PCM"))
             }
             guard OpusSettings.supportedChannels.contains(channels) else {
                 return .failure(NegotiationRefusal(
@@ -211,11 +204,11 @@ public enum Negotiation {
             opus: opus))
     }
 
-    private static func rateRefusal(_ destination: PortReference, requested: Int, receiver: ReceiverCapabilities) -> String {
-        if let active = receiver.activeSampleRate {
-            return "\(destination) already runs at \(active) Hz and cannot take \(requested) Hz"
-        }
-        return "\(destination) cannot receive at \(requested) Hz (it accepts \(list(receiver.port.sampleRates)) Hz)"
+    /// The receiver's device rate for a stream negotiated with `chooseFormat`: the rate its port already runs
+    /// at, else the stream's if the port supports it, else the port's first (the receiver converts).
+    public static func deviceRate(for format: StreamFormat, receiver: ReceiverCapabilities) -> Int {
+        if let active = receiver.activeSampleRate { return active }
+        return receiver.port.sampleRates.contains(format.sampleRate) ? format.sampleRate : receiver.port.sampleRates.first ?? format.sampleRate
     }
 
     private static func list<T: CustomStringConvertible>(_ values: [T]) -> String {

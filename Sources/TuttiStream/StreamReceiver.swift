@@ -1,5 +1,6 @@
 import Synchronization
 import TuttiCore
+import TuttiResample
 import TuttiWire
 
 /// The receiving end of one stream, apart from its socket: the network thread hands it datagrams, the
@@ -9,6 +10,12 @@ import TuttiWire
 ///   queues the packet in a `PacketRing`; anything else is counted invalid and dropped.
 /// - Device thread: `render(frames:now:captureClockNow:)` drains the ring into the `JitterBuffer`, plays
 ///   `frames` frames into `output` and publishes the buffer's counters (relaxed atomics).
+///
+/// **Rate conversion and drift.** With `outputSampleRate` different from the stream's rate, or with drift
+/// compensation on, the buffer's audio goes through a variable-ratio `Resampler`: each period takes as many
+/// stream frames as the device period needs, and a `DriftController` steers the ratio so that the buffer's
+/// level stays where the jitter buffer put it (its setpoint moves with every adaptive latency change), while
+/// the sender's sample clock and the receiver's drift apart. The resampler's delay is counted in the latency.
 /// - Any thread: `snapshot()`.
 ///
 /// Realtime-safe: `accept` and `render` (no allocation, lock or log after `init`; measured by
@@ -24,13 +31,48 @@ public final class StreamReceiver: @unchecked Sendable {
     private var jitterBuffer: JitterBuffer
     private let published = PublishedJitterStatistics()
     private let invalidDatagrams = Atomic<UInt64>(0)
+    /// The device's rate (frames per second of `output`).
+    public let outputSampleRate: Int
+    /// Rate conversion and drift compensation (nil: the buffer plays straight into `output`).
+    private var resampler: Resampler?
+    private var drift: DriftController
+    private let driftCompensation: Bool
+    /// Whether audio goes through the resampler (fixed at init; readable from any thread).
+    public let resamples: Bool
+    /// Stream frames read from the buffer for one period (resampler input). Device thread.
+    private let resamplerInput: UnsafeMutableBufferPointer<Float>
+    private var newestArrival: HostTime?
+    /// The buffer level the drift controller holds, and the counters it was last moved by.
+    private var levelSetpoint: Double
+    private var lastLatencyMoves: (stretched: UInt64, skipped: UInt64, resynchronizations: UInt64) = (0, 0, 0)
+    private let driftBits = Atomic<UInt64>(0)
+    private let ratioBits = Atomic<UInt64>(0)
 
     /// Allocates everything the stream needs. Control plane.
     public init(
         format: StreamFormat, ssrc: UInt32, payloadType: UInt8, maxPeriodFrames: Int, signalLossTimeout: Duration = .seconds(1),
-        concealment: Concealment = .repetition, codecDelayFrames: Int = 0
+        concealment: Concealment = .repetition, codecDelayFrames: Int = 0, outputSampleRate: Int? = nil,
+        driftCompensation: Bool = true
     ) {
         self.format = format
+        let outputRate = outputSampleRate ?? format.sampleRate
+        self.outputSampleRate = outputRate
+        self.driftCompensation = driftCompensation
+        drift = DriftController(DriftController.Configuration(sampleRate: outputRate, periodFrames: maxPeriodFrames))
+        levelSetpoint = Double(format.targetLatencyFrames)
+        if outputRate != format.sampleRate || driftCompensation {
+            do throws(ResamplerError) {
+                resampler = Optional(try Resampler(
+                    inputRate: format.sampleRate, outputRate: outputRate, channels: format.channels,
+                    maximumOutputFrames: maxPeriodFrames, mode: .variableRatio(maximumCorrectionPPM: 1_000)))
+            } catch {
+                preconditionFailure("libsoxr refused a supported conversion \(format.sampleRate) → \(outputRate) Hz: \(error)")
+            }
+        }
+        resamples = outputRate != format.sampleRate || driftCompensation
+        let maximumInput = resampler?.maximumInputFrames ?? 0
+        resamplerInput = .allocate(capacity: max(1, maximumInput) * format.channels)
+        resamplerInput.initialize(repeating: 0)
         self.ssrc = ssrc
         self.payloadType = payloadType
         jitterBuffer = JitterBuffer(
@@ -40,7 +82,10 @@ public final class StreamReceiver: @unchecked Sendable {
         output.initialize(repeating: 0)
     }
 
-    deinit { output.deallocate() }
+    deinit {
+        output.deallocate()
+        resamplerInput.deallocate()
+    }
 
     /// Takes one datagram off the network. Network thread only.
     /// - Returns: `false` when it was dropped as invalid (not RTP, another stream, wrong size) or the ring was full.
@@ -78,10 +123,58 @@ public final class StreamReceiver: @unchecked Sendable {
             _ = jitterBuffer.insert(
                 sequenceNumber: entry.sequenceNumber, timestamp: entry.timestamp, captureTime: entry.captureTime,
                 arrival: entry.arrival, payload: payload)
+            if newestArrival.map({ entry.arrival > $0 }) ?? true { newestArrival = entry.arrival }
         }) {}
-        let captureTime = jitterBuffer.read(into: output, frames: frames, now: now, captureClockNow: captureClockNow)
-        published.publish(jitterBuffer.statistics, state: jitterBuffer.state)
+        guard resampler != nil else {
+            let captureTime = jitterBuffer.read(into: output, frames: frames, now: now, captureClockNow: captureClockNow)
+            published.publish(jitterBuffer.statistics, state: jitterBuffer.state)
+            return captureTime
+        }
+        let needed = resampler!.inputFramesNeeded(forOutputFrames: frames)
+        var captureTime = jitterBuffer.read(into: resamplerInput, frames: needed, now: now, captureClockNow: captureClockNow)
+        do throws(ResamplerError) {
+            _ = try resampler!.process(
+                input: UnsafeBufferPointer(resamplerInput), inputFrames: needed, output: output, outputFrames: frames)
+        } catch {
+            for index in 0..<(frames * format.channels) { output[index] = 0 }
+        }
+        var statistics = jitterBuffer.statistics
+        let state = jitterBuffer.state
+        if driftCompensation { steerDrift(statistics, state: state, now: now) }
+        // The resampler delays the audio: the output's first frame was captured that much earlier.
+        let delay = Int64((resampler?.delayFrames ?? 0) * 1e9 / Double(outputSampleRate))
+        if captureTime != .min { captureTime -= delay }
+        if let latency = statistics.latencyNanoseconds { statistics.latencyNanoseconds = latency + delay }
+        published.publish(statistics, state: state)
+        driftBits.store(drift.driftEstimatePPM.bitPattern, ordering: .relaxed)
+        ratioBits.store((Double(format.sampleRate) / Double(outputSampleRate) * (resampler?.correction ?? 1)).bitPattern, ordering: .relaxed)
         return captureTime
+    }
+
+    /// Once per period while playing: the level (without the packet sawtooth) against the setpoint, which
+    /// follows the jitter buffer's own latency moves and re-anchors; the correction goes to the resampler.
+    private func steerDrift(_ statistics: JitterBufferStatistics, state: JitterBufferState, now: HostTime) {
+        guard state == .playing, let newestArrival else { return }
+        if statistics.resynchronizations != lastLatencyMoves.resynchronizations {
+            levelSetpoint = Double(statistics.targetFrames)
+            drift.reset(driftPPM: drift.driftEstimatePPM)
+        } else {
+            levelSetpoint += Double(statistics.stretchedFrames &- lastLatencyMoves.stretched)
+            levelSetpoint -= Double(statistics.skippedFrames &- lastLatencyMoves.skipped)
+        }
+        lastLatencyMoves = (statistics.stretchedFrames, statistics.skippedFrames, statistics.resynchronizations)
+        let sinceArrival = Double(now.nanoseconds - newestArrival.nanoseconds) * Double(format.sampleRate) / 1e9
+        let level = DriftController.interpolatedLevel(
+            bufferedFrames: statistics.bufferedFrames, framesSinceNewestArrival: sinceArrival, packetFrames: format.packetFrames)
+        let correction = drift.update(level: level, target: levelSetpoint)
+        try? resampler!.setCorrection(correction, transitionFrames: 4 * format.packetFrames)
+    }
+
+    /// Drift compensation's figures: the estimated drift of the sender's clock against the receiver's (ppm)
+    /// and the ratio applied (stream frames per output frame); nil without a resampler. Any thread.
+    public func driftFigures() -> (partsPerMillion: Double, ratio: Double)? {
+        guard resamples else { return nil }
+        return (Double(bitPattern: driftBits.load(ordering: .relaxed)), Double(bitPattern: ratioBits.load(ordering: .relaxed)))
     }
 
     /// The counters as last published by the device thread, and the datagrams dropped before the buffer

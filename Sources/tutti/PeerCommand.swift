@@ -59,6 +59,9 @@ struct PeerCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Fill late or lost audio by repeating the last period (repeat) or with silence (silence).", valueName: "MODE"))
     var conceal: String?
 
+    @Flag(name: .customLong("no-drift-compensation"), help: "Do not resample received streams to follow the sender's sample clock.")
+    var noDriftCompensation = false
+
     @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where the peer keeps its ID.", valueName: "DIR"))
     var stateDirectory: String?
 
@@ -96,6 +99,7 @@ struct PeerCommand: AsyncParsableCommand {
             let periodFrames = period ?? file.period ?? 64
             guard (16...4096).contains(periodFrames) else { throw CLIError("--period must be between 16 and 4096 frames") }
             configuration.periodFrames = periodFrames
+            configuration.driftCompensation = !noDriftCompensation
             switch (conceal ?? file.conceal ?? "repeat").lowercased() {
             case "repeat", "repetition": configuration.concealment = .repetition
             case "silence": configuration.concealment = .silence

@@ -76,8 +76,10 @@ final class ConnectionNegotiationTests: XCTestCase {
         XCTAssertEqual(received.packetsLost, 0)
         XCTAssertEqual(received.bitrate, 96_000)
         let latency = try XCTUnwrap(received.latencyMilliseconds)
-        // The target (20 ms) plus the codec's lookahead (2.5 ms), within a period or two.
-        XCTAssertEqual(latency, 22.5, accuracy: 3, "capture-to-playout latency counts the codec delay")
+        // The target (20 ms), the codec's lookahead (2.5 ms) and the drift resampler's delay (at most 6.1 ms),
+        // within a period or two.
+        XCTAssertGreaterThan(latency, 22.5 - 1.5, "capture-to-playout latency counts the codec delay")
+        XCTAssertLessThan(latency, 22.5 + 6.1 + 1.5, "capture-to-playout latency counts the resampler's delay")
         await lab.stopAll()
     }
 
@@ -88,11 +90,31 @@ final class ConnectionNegotiationTests: XCTestCase {
         let atCDRate = try await connect("a:out", "b:in", via: sender, receiver: receiver, options: ConnectOptions(sampleRate: 44_100, channels: 2, sampleFormat: .opus))
         XCTAssertEqual(
             atCDRate,
-            .failure(ControlFailure(.noCommonFormat, "Opus streams run at 48000 Hz, and a:out → b:in would run at 44100 Hz; use --rate 48000 or PCM")))
+            .failure(ControlFailure(.noCommonFormat, "Opus streams run at 48000 Hz, and a:out sends at 44100 Hz; use --rate 48000 or PCM")))
         let fourChannels = try await connect("a:out", "b:in", via: sender, receiver: receiver, options: ConnectOptions(sampleFormat: .opus))
         XCTAssertEqual(fourChannels, .failure(ControlFailure(.invalidOption, "Opus streams carry 1 or 2 channels, not 4; use --channels 2 or PCM")))
         let remaining = try await connections(of: receiver)
         XCTAssertTrue(remaining.isEmpty)
+        await lab.stopAll()
+    }
+
+    func testAStreamAtAnotherRateIsConvertedByTheReceiver() async throws {
+        var lab = LoopbackPeers()
+        let sender = try await lab.start("a", ports: [.toneSender(name: "out", sampleRates: [44_100])])
+        let receiver = try await lab.start("b", ports: [.receiver(name: "in", sink: .null, sampleRates: [48_000])])
+        let response = try await connect("a:out", "b:in", via: sender, receiver: receiver, options: ConnectOptions(latencyMilliseconds: 10))
+        guard case .connected(let summary) = response else { return XCTFail("expected connected, got \(response)") }
+        XCTAssertEqual(summary.format.sampleRate, 44_100)
+        var statistics: ConnectionStatistics?
+        for _ in 0..<40 where (statistics?.packetsReceived ?? 0) < 100 {
+            try await Task.sleep(for: .milliseconds(50))
+            if case .statistics(let list) = try await ControlClient.send(.statistics, to: receiver.endpoint) { statistics = list.first }
+        }
+        let received = try XCTUnwrap(statistics)
+        XCTAssertGreaterThanOrEqual(received.packetsReceived, 100)
+        let ratio = try XCTUnwrap(received.resamplingRatio)
+        XCTAssertEqual(ratio, 44_100.0 / 48_000, accuracy: 0.001, "44.1 kHz stream frames per 48 kHz output frame")
+        XCTAssertNotNil(received.driftPartsPerMillion)
         await lab.stopAll()
     }
 
@@ -102,8 +124,8 @@ final class ConnectionNegotiationTests: XCTestCase {
         let receiver = try await lab.start("b", ports: [.receiver(name: "in", sink: .null, sampleRates: [48_000]), .toneSender(name: "gen")])
 
         let cases: [(String, String, ConnectOptions, ControlFailure)] = [
-            ("a:out", "b:in", ConnectOptions(),
-             ControlFailure(.noCommonFormat, "no common sample rate: a:out offers 44100 Hz, b:in accepts 48000 Hz")),
+            ("a:out", "b:in", ConnectOptions(channels: 3),
+             ControlFailure(.invalidOption, "cannot stream 3 channels: a:out has 2, b:in has 2")),
             ("a:out", "b:nope", ConnectOptions(),
              ControlFailure(.unknownPort, "peer b has no port 'nope' (ports: in, gen)")),
             ("a:ret", "b:in", ConnectOptions(),

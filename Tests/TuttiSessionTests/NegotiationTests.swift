@@ -148,10 +148,11 @@ final class NegotiationTests: XCTestCase {
         XCTAssertEqual(refusal?.failure, ControlFailure(.wrongDirection, "foh:in is a sender port and cannot receive audio; choose a receiver port"))
     }
 
-    func testNoCommonSampleRate() {
-        let refusal = refusal(offer(sampleRates: [48_000, 44_100]), receiver(sampleRates: [96_000, 192_000]))
-        XCTAssertEqual(refusal?.code, .noCommonFormat)
-        XCTAssertEqual(refusal?.message, "no common sample rate: stage:out offers 48000, 44100 Hz, foh:in accepts 96000, 192000 Hz")
+    func testWithoutACommonRateTheStreamRunsAtTheSendersRateAndTheReceiverConverts() {
+        let receiver = receiver(sampleRates: [96_000, 192_000])
+        let format = agreed(offer(sampleRates: [48_000, 44_100]), receiver)
+        XCTAssertEqual(format?.sampleRate, 48_000)
+        XCTAssertEqual(format.map { Negotiation.deviceRate(for: $0, receiver: receiver) }, 96_000)
     }
 
     func testRequestedRateTheSenderCannotProduce() {
@@ -160,22 +161,22 @@ final class NegotiationTests: XCTestCase {
         XCTAssertEqual(refusal?.message, "stage:out cannot send at 96000 Hz (it offers 48000, 44100 Hz)")
     }
 
-    func testRequestedRateTheReceiverCannotTake() {
-        let refusal = refusal(
-            offer(sampleRates: [48_000, 44_100, 32_000], options: ConnectOptions(sampleRate: 32_000)),
-            receiver(sampleRates: [48_000, 44_100]))
-        XCTAssertEqual(refusal?.code, .noCommonFormat)
-        XCTAssertEqual(refusal?.message, "foh:in cannot receive at 32000 Hz (it accepts 48000, 44100 Hz)")
+    func testARequestedRateTheReceiverDoesNotRunAtIsConverted() {
+        let receiver = receiver(sampleRates: [48_000, 44_100])
+        let format = agreed(offer(sampleRates: [48_000, 44_100, 32_000], options: ConnectOptions(sampleRate: 32_000)), receiver)
+        XCTAssertEqual(format?.sampleRate, 32_000)
+        XCTAssertEqual(format.map { Negotiation.deviceRate(for: $0, receiver: receiver) }, 48_000)
     }
 
-    func testReceiverAlreadyRunningAtAnotherRate() {
-        let requested = refusal(offer(options: ConnectOptions(sampleRate: 48_000)), receiver(activeSampleRate: 44_100))
-        XCTAssertEqual(requested?.code, .noCommonFormat)
-        XCTAssertEqual(requested?.message, "foh:in already runs at 44100 Hz and cannot take 48000 Hz")
-
-        let unrequested = refusal(offer(sampleRates: [48_000, 44_100]), receiver(activeSampleRate: 96_000))
-        XCTAssertEqual(unrequested?.code, .noCommonFormat)
-        XCTAssertEqual(unrequested?.message, "no common sample rate: foh:in already runs at 96000 Hz and stage:out offers 48000, 44100 Hz")
+    func testAReceiverAlreadyRunningAtAnotherRateConvertsToIt() {
+        let at44 = receiver(activeSampleRate: 44_100)
+        let requested = agreed(offer(options: ConnectOptions(sampleRate: 48_000)), at44)
+        XCTAssertEqual(requested?.sampleRate, 48_000)
+        XCTAssertEqual(requested.map { Negotiation.deviceRate(for: $0, receiver: at44) }, 44_100)
+        let at96 = receiver(activeSampleRate: 96_000)
+        let unrequested = agreed(offer(sampleRates: [48_000, 44_100]), at96)
+        XCTAssertEqual(unrequested?.sampleRate, 48_000)
+        XCTAssertEqual(unrequested.map { Negotiation.deviceRate(for: $0, receiver: at96) }, 96_000)
     }
 
     func testTooManyChannelsRequested() {

@@ -29,6 +29,13 @@ public struct ToneReport: Hashable, Sendable, Codable {
     /// Samples inside the active span (away from gaps and the edges) where the waveform breaks the sine
     /// recurrence: clicks.
     public var discontinuities: Int
+    /// The largest sample-to-sample step inside the active span (away from the edges and gaps), as a
+    /// fraction of the largest step the tone itself makes (2·peak·sin(π·f/rate)): above 1 is a click, in
+    /// the plain sense that the waveform jumps further than the tone ever moves.
+    public var largestStepRatio: Double = 0
+    /// Steps above the tone's own largest step (by more than 1 %, for rounding), with where the first is.
+    public var stepsAboveTone: Int = 0
+    public var firstStepAboveTone: Int?
 
     public var activeSeconds: Double {
         guard let activeStart, let activeEnd else { return 0 }
@@ -90,7 +97,32 @@ public enum ToneAnalysis {
         report.discontinuities = countDiscontinuities(
             samples, from: first, to: last, gaps: report.gaps, frequency: report.frequency, sampleRate: sampleRate,
             edgeFrames: edgeFrames)
+        measureSteps(samples, from: first, to: last, edgeFrames: edgeFrames, into: &report)
         return report
+    }
+
+    /// Compares every sample-to-sample step with the tone's own largest step, 2·A·sin(π·f/rate), where A is
+    /// the tone's amplitude (the 99.9th percentile of |x|, so a click does not inflate it).
+    static func measureSteps(_ samples: [Float], from start: Int, to end: Int, edgeFrames: Int, into report: inout ToneReport) {
+        guard report.frequency > 0, end - start > 2 * edgeFrames + 2 else { return }
+        var magnitudes = samples[start...end].map { abs($0) }
+        magnitudes.sort()
+        let amplitude = Double(magnitudes[min(magnitudes.count - 1, Int(Double(magnitudes.count) * 0.999))])
+        let toneStep = 2 * amplitude * sin(Double.pi * report.frequency / Double(report.sampleRate))
+        guard toneStep > 0 else { return }
+        var excluded = [(start, start + edgeFrames), (end - edgeFrames, end)]
+        for gap in report.gaps { excluded.append((gap.start - edgeFrames, gap.start + gap.length + edgeFrames)) }
+        var largest = 0.0
+        for index in (start + 1)...end {
+            if excluded.contains(where: { index >= $0.0 && index <= $0.1 }) { continue }
+            let step = Double(abs(samples[index] - samples[index - 1])) / toneStep
+            largest = max(largest, step)
+            if step > 1.01 {
+                report.stepsAboveTone += 1
+                if report.firstStepAboveTone == nil { report.firstStepAboveTone = index }
+            }
+        }
+        report.largestStepRatio = largest
     }
 
     /// Frequency from the periods between positive-going zero crossings (linearly interpolated), ignoring

@@ -77,6 +77,14 @@ public struct AdaptiveLatencyController: ~Copyable {
         return (minimum, select(rank: rank, count: count))
     }
 
+    /// The smallest transit in the window, in frames (nil with fewer than 16 packets). Realtime-safe.
+    public func minimumTransitFrames() -> Double? {
+        guard count >= 16 else { return nil }
+        var minimum = Double.infinity
+        for index in 0..<count { minimum = min(minimum, transits[index]) }
+        return minimum
+    }
+
     /// The 99th percentile of lateness in the window, in frames (0 with fewer than 16 packets).
     public func latenessPercentileFrames(_ fraction: Double = 0.99) -> Double {
         lateness(percentile: fraction)?.percentileFrames ?? 0

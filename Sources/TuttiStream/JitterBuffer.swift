@@ -112,6 +112,10 @@ public struct JitterBuffer: ~Copyable {
     private let latencyChangeInterval: Int
     /// After a skip, real audio returns through the concealer's crossfade whatever the concealment mode.
     private var crossfadeAfterSkip = false
+    /// The last packet the play head entered while it was missing (each is counted once).
+    private var lastPassedMissing: Int64 = .min
+    /// Adaptive: whether `targetFrames` has been set from the measured latency since the last anchor.
+    private var targetMeasured = false
     /// Opus streams: the decoder, each slot's packet (decoded when the play head reaches it, in stream
     /// order, so that loss concealment and FEC can follow the stream), and which timestamp each slot's
     /// samples hold (decoded, recovered from FEC or concealed).
@@ -243,8 +247,9 @@ public struct JitterBuffer: ~Copyable {
             }
         }
         jumpCandidate = nil
-        if format.adaptiveLatencyFrames != nil {
-            // Every packet in the window counts, late and reordered ones above all: they are the lateness.
+        do {
+            // Every packet in the window counts, late and reordered ones above all: they are the lateness
+            // (adaptive latency), and the fastest of them sets the buffer's latency (drift compensation).
             let arrivalFrames = Double(arrival.nanoseconds) * Double(format.sampleRate) / 1e9
             latencyController.observe(transitFrames: arrivalFrames - Double(extendedTimestamp))
         }
@@ -338,6 +343,8 @@ public struct JitterBuffer: ~Copyable {
         placeFromCaptureTime = format.synchronizedLatencyNanoseconds != nil
         wasEmpty = false
         inGap = false
+        lastPassedMissing = .min
+        targetMeasured = false
         crossfadeOffset = 0  // fade in from silence
         concealer.reset()
         counters.resynchronizations &+= 1
@@ -379,6 +386,15 @@ public struct JitterBuffer: ~Copyable {
         // The level the device finds when it comes to read: what the target latency is about.
         counters.bufferedFrames = max(0, Int(highestEnd - playHead))
         if format.adaptiveLatencyFrames != nil, state == .playing { followRecommendedLatency(now: now, frames: frames) }
+        if state == .playing, let minimum = latencyController.minimumTransitFrames() {
+            // The buffer's latency as the adaptive target counts it: behind the fastest recent packet's
+            // arrival, plus one packet. Jitter moves it little (it is measured from the fastest packet);
+            // a sender clock drifting against this one moves it steadily.
+            let nowFrames = Double(now.nanoseconds) * Double(format.sampleRate) / 1e9
+            counters.measuredLatencyFrames = nowFrames - Double(playHead) - minimum + Double(format.packetFrames)
+        } else {
+            counters.measuredLatencyFrames = nil
+        }
         let packetFrames = Int64(format.packetFrames)
         var measuredLatency = false
         var firstCaptureTime = Int64.min
@@ -411,7 +427,8 @@ public struct JitterBuffer: ~Copyable {
             let present = opusDecoder != nil && packetIndex >= 0 && (arrived || state == .playing)
                 ? decodeOpus(slot: slot, packetIndex: packetIndex, packetStart: packetStart, arrived: arrived)
                 : arrived
-            if present, !arrived, offsetInPacket == 0 {
+            if present, !arrived, packetIndex != lastPassedMissing {
+                lastPassedMissing = packetIndex
                 notePassedMissingPacket(at: packetStart, slot: slot)
             }
 
@@ -448,7 +465,10 @@ public struct JitterBuffer: ~Copyable {
                 } else {
                     concealFrames(count: count, in: output, at: written)
                 }
-                if packetIndex >= 0 && offsetInPacket == 0 {
+                // Noted once per packet, wherever the play head enters it (after a latency change it may
+                // enter mid-packet).
+                if packetIndex >= 0 && packetIndex != lastPassedMissing {
+                    lastPassedMissing = packetIndex
                     notePassedMissingPacket(at: packetStart, slot: slot)
                 }
             }
@@ -476,7 +496,11 @@ public struct JitterBuffer: ~Copyable {
         let nowFrames = Double(now.nanoseconds) * Double(format.sampleRate) / 1e9
         let current = Int((nowFrames - Double(playHead) - lateness.minimumTransitFrames).rounded()) + format.packetFrames
         let desired = latencyController.targetFrames(latenessFrames: lateness.percentileFrames, periodFrames: frames)
-        targetFrames = desired
+        if !targetMeasured {
+            // The latency the buffer anchored at is its target until the first move.
+            targetFrames = current
+            targetMeasured = true
+        }
         let difference = desired - current
         let step = min(abs(difference), format.sampleRate / 100)
         guard abs(difference) * 2 >= format.packetFrames else { return }
@@ -489,6 +513,7 @@ public struct JitterBuffer: ~Copyable {
             }
             let period = concealer.repeatedPeriod
             stretchRemaining = period > 0 ? max(1, (step + period / 2) / period) * period : step
+            targetFrames = current + stretchRemaining
         } else {
             // Lower only from clean playout: not in a gap nor in a crossfade.
             guard !inGap, crossfadeOffset < 0 else { return }
@@ -503,6 +528,7 @@ public struct JitterBuffer: ~Copyable {
             }
             playHead += Int64(skip)
             counters.skippedFrames &+= UInt64(skip)
+            targetFrames = current - skip
             crossfadeOffset = 0
             crossfadeAfterSkip = true
         }

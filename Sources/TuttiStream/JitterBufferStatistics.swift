@@ -32,6 +32,9 @@ public struct JitterBufferStatistics: Hashable, Sendable {
     /// Frames synthesized (pattern repetition) to raise the latency, and frames skipped to lower it.
     public var stretchedFrames: UInt64 = 0
     public var skippedFrames: UInt64 = 0
+    /// The buffer's latency measured against the fastest recent packet (frames, fractional), while playing:
+    /// what the adaptive target and drift compensation hold steady.
+    public var measuredLatencyFrames: Double?
     /// Opus: frames recovered from the next packet's in-band FEC instead of concealed.
     public var fecRecoveredFrames: UInt64 = 0
 

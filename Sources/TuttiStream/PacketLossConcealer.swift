@@ -66,6 +66,7 @@ public struct PacketLossConcealer: ~Copyable {
         historyCount = 0
         period = 0
         generated = 0
+        for channel in 0..<channels { pattern[channel] = 0 }
     }
 
     /// Remembers `frames` output frames (interleaved, starting at frame `start` of `samples`). Realtime-safe.
@@ -84,7 +85,10 @@ public struct PacketLossConcealer: ~Copyable {
     public mutating func beginGap() {
         generated = 0
         guard historyCount >= minPeriod + window else {
-            period = 0  // too little audio to repeat: silence
+            // Too little audio to repeat (the stream just started): fade from the last sample to silence.
+            period = 0
+            let last = historyCount > 0 ? sampleIndex(framesBack: 1) : -1
+            for channel in 0..<channels { pattern[channel] = last >= 0 ? history[last + channel] : 0 }
             return
         }
         let searchMax = min(maxPeriod, historyCount - window)
@@ -157,12 +161,19 @@ public struct PacketLossConcealer: ~Copyable {
     public var repeatedPeriod: Int { period }
 
     /// Whether the repetition has faded out completely (the gap is now silence).
-    public var isSilent: Bool { period == 0 || generated >= holdFrames + fadeFrames }
+    public var isSilent: Bool { period == 0 ? generated >= crossfadeFrames : generated >= holdFrames + fadeFrames }
 
     @inline(__always)
     private mutating func writeNext(into output: UnsafeMutableBufferPointer<Float>, at destination: Int, weight: Float, adding: Bool) {
         let gain = weight * envelope(at: generated)
-        if period == 0 || gain == 0 {
+        if period == 0 {
+            // Nothing to repeat: the last sample, fading to silence over the crossfade length.
+            let fade = weight * max(0, 1 - Float(generated + 1) / Float(crossfadeFrames))
+            for channel in 0..<channels {
+                let value = pattern[channel] * fade
+                output[destination + channel] = adding ? output[destination + channel] + value : value
+            }
+        } else if gain == 0 {
             if !adding { for channel in 0..<channels { output[destination + channel] = 0 } }
         } else {
             let source = (generated % period) * channels

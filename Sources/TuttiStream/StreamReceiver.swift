@@ -14,8 +14,8 @@ import TuttiWire
 /// **Rate conversion and drift.** With `outputSampleRate` different from the stream's rate, or with drift
 /// compensation on, the buffer's audio goes through a variable-ratio `Resampler`: each period takes as many
 /// stream frames as the device period needs, and a `DriftController` steers the ratio so that the buffer's
-/// level stays where the jitter buffer put it (its setpoint moves with every adaptive latency change), while
-/// the sender's sample clock and the receiver's drift apart. The resampler's delay is counted in the latency.
+/// latency (measured against the fastest recent packet) stays at its target while the sender's sample clock
+/// and the receiver's drift apart. The resampler's delay is counted in the latency.
 /// - Any thread: `snapshot()`.
 ///
 /// Realtime-safe: `accept` and `render` (no allocation, lock or log after `init`; measured by
@@ -42,9 +42,12 @@ public final class StreamReceiver: @unchecked Sendable {
     /// Stream frames read from the buffer for one period (resampler input). Device thread.
     private let resamplerInput: UnsafeMutableBufferPointer<Float>
     private var newestArrival: HostTime?
-    /// The buffer level the drift controller holds, and the counters it was last moved by.
+    /// With a fixed target: the latency drift compensation holds, learned over the first second of playout.
     private var levelSetpoint: Double
-    private var lastLatencyMoves: (stretched: UInt64, skipped: UInt64, resynchronizations: UInt64) = (0, 0, 0)
+    private var learnedResynchronizations: UInt64 = 0
+    private var learningPeriods = 0
+    private var learningSum = 0.0
+    private let learningLength: Int
     private let driftBits = Atomic<UInt64>(0)
     private let ratioBits = Atomic<UInt64>(0)
 
@@ -58,8 +61,14 @@ public final class StreamReceiver: @unchecked Sendable {
         let outputRate = outputSampleRate ?? format.sampleRate
         self.outputSampleRate = outputRate
         self.driftCompensation = driftCompensation
-        drift = DriftController(DriftController.Configuration(sampleRate: outputRate, periodFrames: maxPeriodFrames))
+        // A slower loop than the controller's default (10 s instead of 3 s; the level averaged over 3 s):
+        // clocks drift steadily, and a slow loop keeps network jitter out of the pitch. ±500 ppm covers
+        // sound cards, which differ by up to a few hundred ppm.
+        drift = DriftController(DriftController.Configuration(
+            sampleRate: outputRate, periodFrames: maxPeriodFrames, levelTimeConstant: 3, loopTimeConstant: 10,
+            maximumCorrectionPPM: 500))
         levelSetpoint = Double(format.targetLatencyFrames)
+        learningLength = max(1, outputRate / maxPeriodFrames)
         if outputRate != format.sampleRate || driftCompensation {
             do throws(ResamplerError) {
                 resampler = Optional(try Resampler(
@@ -151,22 +160,30 @@ public final class StreamReceiver: @unchecked Sendable {
         return captureTime
     }
 
-    /// Once per period while playing: the level (without the packet sawtooth) against the setpoint, which
-    /// follows the jitter buffer's own latency moves and re-anchors; the correction goes to the resampler.
+    /// Once per period while playing: holds the buffer's latency, measured against the fastest recent packet
+    /// (`measuredLatencyFrames`, which jitter hardly moves and drift moves steadily), at the adaptive target,
+    /// or with a fixed target at the latency it settled at in its first second (learned after every
+    /// re-anchor); the correction goes to the resampler.
     private func steerDrift(_ statistics: JitterBufferStatistics, state: JitterBufferState, now: HostTime) {
-        guard state == .playing, let newestArrival else { return }
-        if statistics.resynchronizations != lastLatencyMoves.resynchronizations {
-            levelSetpoint = Double(statistics.targetFrames)
+        guard state == .playing, let latency = statistics.measuredLatencyFrames else { return }
+        if statistics.resynchronizations != learnedResynchronizations {
+            learnedResynchronizations = statistics.resynchronizations
+            learningPeriods = 0
+            learningSum = 0
             drift.reset(driftPPM: drift.driftEstimatePPM)
-        } else {
-            levelSetpoint += Double(statistics.stretchedFrames &- lastLatencyMoves.stretched)
-            levelSetpoint -= Double(statistics.skippedFrames &- lastLatencyMoves.skipped)
         }
-        lastLatencyMoves = (statistics.stretchedFrames, statistics.skippedFrames, statistics.resynchronizations)
-        let sinceArrival = Double(now.nanoseconds - newestArrival.nanoseconds) * Double(format.sampleRate) / 1e9
-        let level = DriftController.interpolatedLevel(
-            bufferedFrames: statistics.bufferedFrames, framesSinceNewestArrival: sinceArrival, packetFrames: format.packetFrames)
-        let correction = drift.update(level: level, target: levelSetpoint)
+        let setpoint: Double
+        if format.adaptiveLatencyFrames != nil {
+            setpoint = Double(statistics.targetFrames)
+        } else if learningPeriods < learningLength {
+            learningSum += latency
+            learningPeriods += 1
+            if learningPeriods == learningLength { levelSetpoint = learningSum / Double(learningLength) }
+            return
+        } else {
+            setpoint = levelSetpoint
+        }
+        let correction = drift.update(level: latency, target: setpoint)
         try? resampler!.setCorrection(correction, transitionFrames: 4 * format.packetFrames)
     }
 

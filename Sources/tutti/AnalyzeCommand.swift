@@ -63,6 +63,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
             print("\(file): \(audio.frames) frames at \(audio.sampleRate) Hz, \(audio.channels) channel(s)")
             print("  tone \(fixed(report.frequency)) Hz, rms \(fixed(report.rms, 4)), peak \(fixed(report.peak, 4)), active \(fixed(report.activeSeconds, 3)) s")
             print("  gaps \(report.gaps.count) (\(report.gapFrames) frames ≈ \(result.missingPackets) packets of \(packetFrames)), discontinuities \(report.discontinuities)")
+            print("  largest step \(fixed(report.largestStepRatio, 3))× the tone's own, \(report.stepsAboveTone) steps above it")
             if reference != nil {
                 if let compared = result.comparedSamples, let differing = result.differingSamples {
                     print("  vs reference: \(compared) samples compared from offset \(result.referenceOffset!), \(differing) differ")

@@ -85,15 +85,17 @@ final class AdaptiveLatencyTests: XCTestCase {
         let change = phaseSeconds * readsPerSecond  // the read at which jitter rises
         let calm = 2 * phaseSeconds * readsPerSecond  // and falls back
 
-        // Low jitter: the target sinks to 0.2 ms of lateness + a packet, a period and 0.5 ms (≈ 3.4 ms).
-        XCTAssertLessThanOrEqual(targets[change - 1], 200, "settled low before the jitter rose: \(targets[change - 1]) frames")
+        // Low jitter: the recommendation is 0.2 ms of lateness + a packet, a period and 0.5 ms (≈ 3.4 ms).
+        // (It moves in whole periods of the audio, for seamless splices: 7 periods of 997 Hz are 337 frames, so
+        // from 5 ms it can only go to 2 ms, below its recommendation: it stays near 5.3 ms.)
+        XCTAssertLessThanOrEqual(targets[change - 1], 260, "settled low before the jitter rose: \(targets[change - 1]) frames")
         // 8 ms of jitter: within 2 s the target covers it (≥ 8 ms of lateness), and stays there.
         let raised = targets[(change + 2 * readsPerSecond)..<calm]
         XCTAssertGreaterThanOrEqual(raised.min()!, 384, "target after 2 s of 8 ms jitter: \(raised.min()!) frames")
         XCTAssertTrue(lateAt.allSatisfy { $0 < change + 2 * readsPerSecond || $0 >= calm }, "late packets once settled: \(lateAt)")
         // Back to calm: within 2 s (plus the 1 s window) the target is low again.
         let lowered = targets[(calm + 3 * readsPerSecond)..<(calm + 6 * readsPerSecond)]
-        XCTAssertLessThanOrEqual(lowered.max()!, 200, "target 3 s after the jitter fell: \(lowered.max()!) frames")
+        XCTAssertLessThanOrEqual(lowered.max()!, max(260, targets[change - 1]), "target 3 s after the jitter fell: \(lowered.max()!) frames")
         XCTAssertGreaterThanOrEqual(statistics.latencyChanges, 2)
         XCTAssertGreaterThan(statistics.stretchedFrames, 0)
         XCTAssertGreaterThan(statistics.skippedFrames, 0)

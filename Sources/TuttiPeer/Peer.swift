@@ -308,7 +308,9 @@ public actor Peer {
             payloadType: payloadType, maxPeriodFrames: configuration.periodFrames)
         try senderPort.add(connection)
         sending[summary.id] = (connection, senderPort)
-        logger.info("connection \(summary.id): \(summary.source) → \(summary.destination) at \(address), \(summary.format)")
+        // A standard receiver (no peer endpoint) buffers on its own: the target latency is not ours to report.
+        let format = peerEndpoint == nil ? summary.format.wireDescription : summary.format.description
+        logger.info("connection \(summary.id): \(summary.source) → \(summary.destination) at \(address), \(format)")
     }
 
     /// Receiver side: negotiate the format, open a socket and start playing.

@@ -64,7 +64,8 @@ public struct StreamFormat: Hashable, Sendable, Codable, CustomStringConvertible
     }
 
     /// What is on the wire, without the receiver's buffering: `L16/48000/2ch, 64 frames/packet`,
-    /// `OPUS/96k+FEC/48000/2ch, 960 frames/packet` (for streams to standard RTP receivers, whose buffer is their own).
+    /// `OPUS/96k+FEC/48000/2ch, 960 frames/packet` (for streams to standard RTP receivers, whose buffer is their
+    /// own). Control plane: it allocates.
     public var wireDescription: String {
         let codec = opus.map { "/\($0.bitrate / 1000)k" + ($0.inBandFEC ? "+FEC" : "") } ?? ""
         return "\(sampleFormat)\(codec)/\(sampleRate)/\(channels)ch, \(packetFrames) frames/packet"

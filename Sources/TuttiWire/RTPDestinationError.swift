@@ -1,4 +1,4 @@
-/// Why `rtp://HOST:PORT` was refused; `description` is one line for the user.
+/// Why `rtp://HOST:PORT` was refused; `description` is one line for the user. A value; thread-safe: yes.
 public enum RTPDestinationError: Error, Hashable, Sendable, CustomStringConvertible {
     case notAnRTPURL(String)
     case malformed(String)

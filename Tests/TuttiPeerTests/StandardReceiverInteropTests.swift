@@ -69,6 +69,15 @@ final class StandardReceiverInteropTests: XCTestCase {
         return (summary, try WAVAudio.read(path: wavFile.path))
     }
 
+    /// The tone analysis of one channel of a recording, printed for the test log.
+    private func analyze(_ audio: WAVAudio, channel: Int, _ label: String) -> ToneReport {
+        let report = ToneAnalysis.analyze(audio.channel(channel), sampleRate: audio.sampleRate)
+        print(
+            "ffmpeg \(label) channel \(channel): \(report.frequency) Hz, rms \(report.rms), active \(report.activeSeconds) s, "
+                + "gaps \(report.gaps.count), discontinuities \(report.discontinuities)")
+        return report
+    }
+
     func testFFmpegPlaysTheDefaultL16StreamWithoutAGap() async throws {
         let (summary, audio) = try await record(ConnectOptions(), seconds: 2)
         XCTAssertEqual(summary.format.sampleFormat, .l16)
@@ -76,8 +85,7 @@ final class StandardReceiverInteropTests: XCTestCase {
         XCTAssertEqual(audio.channels, 2)
         XCTAssertEqual(audio.frames, 96_000, "2 s at 48 kHz")
         for channel in 0..<2 {
-            let report = ToneAnalysis.analyze(audio.channel(channel), sampleRate: audio.sampleRate)
-            print("ffmpeg L16 channel \(channel): \(report.frequency) Hz, rms \(report.rms), gaps \(report.gaps.count), discontinuities \(report.discontinuities)")
+            let report = analyze(audio, channel: channel, "L16")
             XCTAssertEqual(report.frequency, 1000, accuracy: 0.5)
             XCTAssertEqual(report.rms, 0.5 / 2.squareRoot(), accuracy: 0.01)
             XCTAssertEqual(report.gaps, [], "no packet missing")
@@ -92,8 +100,7 @@ final class StandardReceiverInteropTests: XCTestCase {
         XCTAssertEqual(summary.format.sampleFormat, .opus)
         XCTAssertEqual(audio.sampleRate, 48_000)
         XCTAssertEqual(audio.channels, 2)
-        let report = ToneAnalysis.analyze(audio.channel(0), sampleRate: audio.sampleRate)
-        print("ffmpeg Opus: \(report.frequency) Hz, rms \(report.rms), gaps \(report.gaps.count), discontinuities \(report.discontinuities)")
+        let report = analyze(audio, channel: 0, "Opus")
         XCTAssertEqual(report.frequency, 1000, accuracy: 1)
         XCTAssertEqual(report.rms, 0.5 / 2.squareRoot(), accuracy: 0.05)
         XCTAssertGreaterThan(report.activeSeconds, 1.9)
@@ -104,8 +111,7 @@ final class StandardReceiverInteropTests: XCTestCase {
         XCTAssertEqual(summary.format.sampleFormat, .l24)
         XCTAssertEqual(audio.channels, 1)
         XCTAssertEqual(audio.frames, 48_000)
-        let report = ToneAnalysis.analyze(audio.channel(0), sampleRate: audio.sampleRate)
-        print("ffmpeg L24: \(report.frequency) Hz, rms \(report.rms), gaps \(report.gaps.count), discontinuities \(report.discontinuities)")
+        let report = analyze(audio, channel: 0, "L24")
         XCTAssertEqual(report.frequency, 1000, accuracy: 0.5)
         XCTAssertEqual(report.gaps, [])
         XCTAssertEqual(report.discontinuities, 0)

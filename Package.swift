@@ -93,6 +93,6 @@ let package = Package(
         .testTarget(name: "TuttiAnalysisTests", dependencies: ["TuttiAnalysis"], swiftSettings: strict),
         .testTarget(name: "TuttiIOTests", dependencies: ["TuttiIO"], swiftSettings: strict),
         .testTarget(name: "TuttiDiscoveryTests", dependencies: ["TuttiDiscovery"], swiftSettings: strict),
-        .testTarget(name: "TuttiPeerTests", dependencies: ["TuttiPeer", "TuttiIO"], swiftSettings: strict),
+        .testTarget(name: "TuttiPeerTests", dependencies: ["TuttiPeer", "TuttiIO", "TuttiAnalysis"], swiftSettings: strict),
     ]
 )

@@ -63,15 +63,21 @@ public struct StreamFormat: Hashable, Sendable, Codable, CustomStringConvertible
         Int((duration.seconds * Double(sampleRate)).rounded())
     }
 
+    /// What is on the wire, without the receiver's buffering: `L16/48000/2ch, 64 frames/packet`,
+    /// `OPUS/96k+FEC/48000/2ch, 960 frames/packet` (for streams to standard RTP receivers, whose buffer is their
+    /// own). Control plane: it allocates.
+    public var wireDescription: String {
+        let codec = opus.map { "/\($0.bitrate / 1000)k" + ($0.inBandFEC ? "+FEC" : "") } ?? ""
+        return "\(sampleFormat)\(codec)/\(sampleRate)/\(channels)ch, \(packetFrames) frames/packet"
+    }
+
     public var description: String {
         let latencyMs = Double(targetLatencyFrames) * 1000 / Double(sampleRate)
         let playout = synchronizedLatencyNanoseconds.map { ", synchronized playout at \(String(format: Double($0) / 1e6))ms" } ?? ""
         let adaptive = adaptiveLatencyFrames.map {
             " (adaptive \(String(format: Double($0.lowerBound) * 1000 / Double(sampleRate)))–\(String(format: Double($0.upperBound) * 1000 / Double(sampleRate)))ms)"
         } ?? ""
-        let codec = opus.map { "/\($0.bitrate / 1000)k" + ($0.inBandFEC ? "+FEC" : "") } ?? ""
-        return "\(sampleFormat)\(codec)/\(sampleRate)/\(channels)ch, \(packetFrames) frames/packet, "
-            + "target latency \(String(format: latencyMs))ms" + adaptive + playout
+        return wireDescription + ", target latency \(String(format: latencyMs))ms" + adaptive + playout
     }
 }
 

@@ -11,9 +11,22 @@ public struct UDPAddress: Sendable, CustomStringConvertible {
 
     /// Resolves a numeric address or host name (control plane: may block on DNS).
     public init(host: String, port: UInt16) throws(SystemError) {
+        try self.init(host: host, port: port, flags: 0)
+    }
+
+    /// Converts a numeric IPv4 or IPv6 address, never asking DNS (`AI_NUMERICHOST`): for destinations that
+    /// must mean exactly the address given. Control plane.
+    ///
+    /// - Throws: `SystemError` (`EHOSTUNREACH`) when `numericHost` is not an address literal.
+    public init(numericHost: String, port: UInt16) throws(SystemError) {
+        try self.init(host: numericHost, port: port, flags: AI_NUMERICHOST)
+    }
+
+    private init(host: String, port: UInt16, flags: Int32) throws(SystemError) {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
         hints.ai_family = AF_UNSPEC
+        hints.ai_flags = flags
         var result: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &result)
         guard status == 0, let first = result else {
@@ -55,7 +68,15 @@ public struct UDPAddress: Sendable, CustomStringConvertible {
 
     public var isIPv6: Bool { Int32(storage.ss_family) == AF_INET6 }
 
+    /// The address as numeric text (`127.0.0.1`, `::1`, `fe80::1%eth0`), or nil if it has none. Control plane.
+    public var numericHost: String? { numeric().map(\.host) }
+
     public var description: String {
+        guard let (host, service) = numeric() else { return "?" }
+        return host.contains(":") ? "[\(host)]:\(service)" : "\(host):\(service)"
+    }
+
+    private func numeric() -> (host: String, service: String)? {
         var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
         var service = [CChar](repeating: 0, count: Int(NI_MAXSERV))
         let status = withUnsafeBytes(of: storage) { raw in
@@ -63,9 +84,7 @@ public struct UDPAddress: Sendable, CustomStringConvertible {
                 raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), length, &host, socklen_t(host.count), &service,
                 socklen_t(service.count), NI_NUMERICHOST | NI_NUMERICSERV)
         }
-        guard status == 0 else { return "?" }
-        let hostText = Self.string(host)
-        let serviceText = Self.string(service)
-        return hostText.contains(":") ? "[\(hostText)]:\(serviceText)" : "\(hostText):\(serviceText)"
+        guard status == 0 else { return nil }
+        return (Self.string(host), Self.string(service))
     }
 }

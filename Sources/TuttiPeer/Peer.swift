@@ -126,8 +126,9 @@ public actor Peer {
                 group.addTask { _ = try? await ControlClient.send(.bye(presence), toAnyOf: endpoints, timeout: .milliseconds(300)) }
             }
             for (id, entry) in sending {
-                let endpoint = entry.connection.peerEndpoint
-                group.addTask { await Self.notify(endpoint, of: id, reason: "peer stopping") }
+                if let endpoint = entry.connection.peerEndpoint {
+                    group.addTask { await Self.notify(endpoint, of: id, reason: "peer stopping") }
+                }
             }
             for (id, entry) in receiving {
                 if let endpoint = entry.connection.peerEndpoint {
@@ -188,7 +189,12 @@ public actor Peer {
             .sorted { $0.id.rawValue < $1.id.rawValue }
     }
 
-    /// Sender side: offer a stream to the receiver's peer, then start sending to the port it answers with.
+    /// The RTP payload type of every stream this peer receives or sends to a standard receiver: the first
+    /// dynamic one (RFC 3551 §6). Each connection has its own SSRC and UDP port, so one number serves all.
+    private static let payloadType: UInt8 = 96
+
+    /// Sender side: offer a stream to the receiver's peer, then start sending to the port it answers with;
+    /// to a standard RTP receiver, choose the format here and start sending at once.
     private func connect(_ request: ConnectRequest) async -> ControlResponse {
         let port: PortDescriptor
         switch PortSelection.source(PortReference(peer: publishedName, port: request.source.port), in: configuration.ports.map(\.descriptor)) {
@@ -201,6 +207,9 @@ public actor Peer {
         var generator = SystemRandomNumberGenerator()
         let connectionID = ConnectionID.random(using: &generator)
         let source = PortReference(peer: publishedName, port: port.name)
+        if let destination = request.rtpDestination {
+            return connect(source, port: port, senderPort: senderPort, toStandardReceiver: destination, id: connectionID, options: request.options)
+        }
         let offer = StreamOffer(
             connectionID: connectionID, senderPeerID: id, source: source, destination: request.destination,
             channels: port.channels, sampleRates: senderPort.currentRates, sampleFormats: port.sampleFormats,
@@ -227,27 +236,81 @@ public actor Peer {
             await Self.notify(endpoint, of: connectionID, reason: "answer outside the offer")
             return .failure(ControlFailure(.noCommonFormat, "\(request.destination.peer) chose a format outside the offer: \(format)"))
         }
-        let summary = ConnectionSummary(
+        var summary = ConnectionSummary(
             id: connectionID, role: .sending, source: source, destination: request.destination, format: format, state: .playing)
         do throws(PeerError) {
-            let socket = try senderPort.sendingSocket()
             let address: UDPAddress
             do {
-                address = socket.destination(try UDPAddress(host: endpoint.host, port: answer.mediaPort))
+                address = try UDPAddress(host: endpoint.host, port: answer.mediaPort)
             } catch {
                 throw PeerError("cannot resolve \(endpoint.host): \(error)")
             }
-            let connection = SendConnection(
-                summary: summary, destination: address, peerEndpoint: endpoint, ssrc: answer.ssrc,
-                payloadType: answer.payloadType, maxPeriodFrames: configuration.periodFrames)
-            try senderPort.add(connection)
-            sending[connectionID] = (connection, senderPort)
-            logger.info("connection \(connectionID): \(source) → \(request.destination) at \(address), \(format)")
+            // What an SDP description of this stream needs (absent for a zoned link-local address).
+            if let host = address.numericHost, let numeric = IPAddress(parsing: host) {
+                summary.rtpDestination = RTPDestination(address: numeric, port: answer.mediaPort)
+                summary.payloadType = answer.payloadType
+            }
+            try startSending(summary, to: address, peerEndpoint: endpoint, ssrc: answer.ssrc, payloadType: answer.payloadType, from: senderPort)
         } catch {
             await Self.notify(endpoint, of: connectionID, reason: "sender failed to start")
             return .failure(ControlFailure(.internalError, "\(source) cannot start sending: \(error.message)"))
         }
         return .connected(summary)
+    }
+
+    /// Sender side, to a standard RTP receiver (ffmpeg, GStreamer, PipeWire…): no offer, no answer and no
+    /// teardown notice; the format is this peer's choice (`StandardReceiverFormat`).
+    private func connect(
+        _ source: PortReference, port: PortDescriptor, senderPort: SenderPort, toStandardReceiver destination: RTPDestination,
+        id connectionID: ConnectionID, options: ConnectOptions
+    ) -> ControlResponse {
+        if let existing = sending.values.first(where: { $0.connection.summary.rtpDestination == destination && $0.connection.peerEndpoint == nil }) {
+            return .failure(ControlFailure(
+                .busy, "\(destination) already receives \(existing.connection.summary.source) [\(existing.connection.id)]; disconnect it first"))
+        }
+        let format: StreamFormat
+        switch StandardReceiverFormat.chooseFormat(
+            source: source, destination: destination, port: port, currentRates: senderPort.currentRates, options: options)
+        {
+        case .success(let chosen): format = chosen
+        case .failure(let refusal):
+            logger.info("refused \(source) → \(destination): \(refusal.message)")
+            return .failure(refusal.failure)
+        }
+        var generator = SystemRandomNumberGenerator()
+        let summary = ConnectionSummary(
+            id: connectionID, role: .sending, source: source, destination: destination.portReference, format: format,
+            state: .playing, rtpDestination: destination, payloadType: Self.payloadType)
+        do throws(PeerError) {
+            let address: UDPAddress
+            do {
+                address = try UDPAddress(numericHost: destination.address.description, port: destination.port)
+            } catch {
+                throw PeerError("cannot send to \(destination): \(error)")
+            }
+            try startSending(
+                summary, to: address, peerEndpoint: nil, ssrc: UInt32.random(in: 1 ... .max, using: &generator),
+                payloadType: Self.payloadType, from: senderPort)
+        } catch {
+            return .failure(ControlFailure(.internalError, "\(source) cannot start sending: \(error.message)"))
+        }
+        return .connected(summary)
+    }
+
+    /// Starts a sending connection on `senderPort` (its socket, its device thread) and records it.
+    private func startSending(
+        _ summary: ConnectionSummary, to address: UDPAddress, peerEndpoint: ControlEndpoint?, ssrc: UInt32, payloadType: UInt8,
+        from senderPort: SenderPort
+    ) throws(PeerError) {
+        let socket = try senderPort.sendingSocket()
+        let connection = SendConnection(
+            summary: summary, destination: socket.destination(address), peerEndpoint: peerEndpoint, ssrc: ssrc,
+            payloadType: payloadType, maxPeriodFrames: configuration.periodFrames)
+        try senderPort.add(connection)
+        sending[summary.id] = (connection, senderPort)
+        // A standard receiver (no peer endpoint) buffers on its own: the target latency is not ours to report.
+        let format = peerEndpoint == nil ? summary.format.wireDescription : summary.format.description
+        logger.info("connection \(summary.id): \(summary.source) → \(summary.destination) at \(address), \(format)")
     }
 
     /// Receiver side: negotiate the format, open a socket and start playing.
@@ -276,7 +339,7 @@ public actor Peer {
         }
         var generator = SystemRandomNumberGenerator()
         let ssrc = UInt32.random(in: 1 ... .max, using: &generator)
-        let payloadType: UInt8 = 96
+        let payloadType = Self.payloadType
         let summary = ConnectionSummary(
             id: offer.connectionID, role: .receiving, source: offer.source, destination: destination, format: format,
             state: .buffering)
@@ -330,7 +393,7 @@ public actor Peer {
         if let entry = sending.removeValue(forKey: id) {
             await entry.port.remove(entry.connection)
             logger.info("connection \(id) (\(entry.connection.summary.source) → \(entry.connection.summary.destination)) \(reason)")
-            if notify { await Self.notify(entry.connection.peerEndpoint, of: id, reason: reason) }
+            if notify, let endpoint = entry.connection.peerEndpoint { await Self.notify(endpoint, of: id, reason: reason) }
         }
         if let entry = receiving.removeValue(forKey: id) {
             await entry.port.remove(entry.connection)

@@ -9,8 +9,9 @@ import TuttiWire
 final class SendConnection: @unchecked Sendable {
     let summary: ConnectionSummary
     let destination: UDPAddress
-    /// The receiver's control endpoint, for the teardown notice.
-    let peerEndpoint: ControlEndpoint
+    /// The receiver's control endpoint, for the teardown notice; nil for a standard RTP receiver, which
+    /// has no control channel (it just stops getting packets).
+    let peerEndpoint: ControlEndpoint?
     private var packetizer: Packetizer
     private let scratch: UnsafeMutableBufferPointer<Float>
     let packetsSent = Atomic<UInt64>(0)
@@ -20,7 +21,7 @@ final class SendConnection: @unchecked Sendable {
     var format: StreamFormat { summary.format }
 
     init(
-        summary: ConnectionSummary, destination: UDPAddress, peerEndpoint: ControlEndpoint, ssrc: UInt32,
+        summary: ConnectionSummary, destination: UDPAddress, peerEndpoint: ControlEndpoint?, ssrc: UInt32,
         payloadType: UInt8, maxPeriodFrames: Int
     ) {
         self.summary = summary

@@ -51,6 +51,26 @@ public enum Negotiation {
     public static func chooseFormat(
         offer: StreamOffer, receiver: ReceiverCapabilities, defaults: NegotiationDefaults = NegotiationDefaults()
     ) -> Result<StreamFormat, NegotiationRefusal> {
+        chooseFormat(
+            proposal: Proposal(
+                source: offer.source, destination: offer.destination, channels: offer.channels,
+                sampleRates: offer.sampleRates, sampleFormats: offer.sampleFormats, options: offer.options),
+            receiver: receiver, defaults: defaults)
+    }
+
+    /// What the sending side proposes: an offer's fields that negotiation reads.
+    struct Proposal {
+        var source: PortReference
+        var destination: PortReference
+        var channels: Int
+        var sampleRates: [Int]
+        var sampleFormats: [SampleFormat]
+        var options: ConnectOptions
+    }
+
+    static func chooseFormat(
+        proposal offer: Proposal, receiver: ReceiverCapabilities, defaults: NegotiationDefaults
+    ) -> Result<StreamFormat, NegotiationRefusal> {
         let port = receiver.port
         let destination = offer.destination
         guard port.kind == .receiver || port.kind == .filter else {

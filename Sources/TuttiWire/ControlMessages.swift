@@ -2,12 +2,18 @@ import TuttiCore
 
 /// Asks the sender's peer to connect one of its sender ports to a receiver port on another (or the same) peer.
 /// Sent by the CLI (or any application) to the peer that owns `source`.
+///
+/// To a standard RTP receiver instead (`rtpDestination` set): no offer and no answer; the sender's peer
+/// chooses the format itself from its port and `options`, and streams to that address. `destination` is
+/// then `rtpDestination.portReference` and `destinationEndpoints` is empty.
 public struct ConnectRequest: Hashable, Sendable, Codable {
     public var source: PortReference
     public var destination: PortReference
     /// Where the destination peer's control channel can be reached, in order of preference.
     public var destinationEndpoints: [ControlEndpoint]
     public var options: ConnectOptions
+    /// A standard RTP receiver to stream to (`rtp://HOST:PORT`), instead of a Tutti peer.
+    public var rtpDestination: RTPDestination?
 
     public init(
         source: PortReference, destination: PortReference, destinationEndpoints: [ControlEndpoint],
@@ -17,6 +23,12 @@ public struct ConnectRequest: Hashable, Sendable, Codable {
         self.destination = destination
         self.destinationEndpoints = destinationEndpoints
         self.options = options
+    }
+
+    /// A request to stream `source` to a standard RTP receiver at `rtpDestination`.
+    public init(source: PortReference, rtpDestination: RTPDestination, options: ConnectOptions) {
+        self.init(source: source, destination: rtpDestination.portReference, destinationEndpoints: [], options: options)
+        self.rtpDestination = rtpDestination
     }
 }
 

@@ -159,13 +159,20 @@ public struct ConnectionSummary: Hashable, Sendable, Codable {
     public var id: ConnectionID
     public var role: ConnectionRole
     public var source: PortReference
+    /// The receiver port; for a standard RTP receiver, its URL as a reference (`RTPDestination.portReference`:
+    /// peer `rtp://HOST`, port the UDP port), which prints as `rtp://HOST:PORT`.
     public var destination: PortReference
     public var format: StreamFormat
     public var state: ConnectionState
+    /// Sending end: where the packets go (numeric address and UDP port) and their RTP payload type, what
+    /// an SDP description of the stream needs (`SessionDescription`). Both or neither; nil on the receiving
+    /// end, from older peers, and when the destination has no plain numeric address (a zoned link-local one).
+    public var rtpDestination: RTPDestination?
+    public var payloadType: UInt8?
 
     public init(
         id: ConnectionID, role: ConnectionRole, source: PortReference, destination: PortReference,
-        format: StreamFormat, state: ConnectionState
+        format: StreamFormat, state: ConnectionState, rtpDestination: RTPDestination? = nil, payloadType: UInt8? = nil
     ) {
         self.id = id
         self.role = role
@@ -173,6 +180,8 @@ public struct ConnectionSummary: Hashable, Sendable, Codable {
         self.destination = destination
         self.format = format
         self.state = state
+        self.rtpDestination = rtpDestination
+        self.payloadType = payloadType
     }
 }
 

@@ -9,7 +9,13 @@ public enum ControlValidation {
         case .connect(let body):
             try check(body.source, "source")
             try check(body.destination, "destination")
-            try checkList(body.destinationEndpoints, "destinationEndpoints", allowEmpty: false)
+            if let rtp = body.rtpDestination {
+                try check(rtp)
+                try require(body.destination == rtp.portReference, "destination must be \(rtp) for an RTP destination")
+                try require(body.destinationEndpoints.isEmpty, "an RTP destination has no destinationEndpoints")
+            } else {
+                try checkList(body.destinationEndpoints, "destinationEndpoints", allowEmpty: false)
+            }
             for endpoint in body.destinationEndpoints { try check(endpoint) }
             try check(body.options)
         case .offer(let body):
@@ -57,7 +63,7 @@ public enum ControlValidation {
         case .answer(let body):
             try check(body.format)
             try require(body.mediaPort != 0, "mediaPort must not be 0")
-            try require((96...127).contains(body.payloadType), "payloadType must be dynamic (96–127)")
+            try checkPayloadType(body.payloadType)
         case .disconnected(let count): try require(count >= 0, "negative count")
         case .statistics(let list):
             try checkList(list, "statistics")
@@ -112,6 +118,21 @@ public enum ControlValidation {
         try check(connection.source, "source")
         try check(connection.destination, "destination")
         try check(connection.format)
+        try require(
+            (connection.rtpDestination == nil) == (connection.payloadType == nil),
+            "rtpDestination and payloadType go together")
+        if let rtp = connection.rtpDestination { try check(rtp) }
+        if let payloadType = connection.payloadType { try checkPayloadType(payloadType) }
+    }
+
+    /// A unicast destination on a real port (the decoder already refused anything but a numeric address).
+    static func check(_ destination: RTPDestination) throws(ControlDecodingError) {
+        try require(destination.port != 0, "rtpDestination port must not be 0")
+        if let problem = destination.unicastProblem { throw .invalidField("rtpDestination: \(problem)") }
+    }
+
+    static func checkPayloadType(_ payloadType: UInt8) throws(ControlDecodingError) {
+        try require((96...127).contains(payloadType), "payloadType must be dynamic (96–127)")
     }
 
     static func check(_ port: PortDescriptor) throws(ControlDecodingError) {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import TuttiCore
 import TuttiPeer
 import TuttiWire
@@ -6,19 +7,30 @@ import TuttiWire
 struct ConnectCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "connect",
-        abstract: "Stream a sender port to a receiver port.",
+        abstract: "Stream a sender port to a receiver port, or to any standard RTP receiver.",
         discussion: """
-            Both peers negotiate the stream: sample rate, channels, sample format, packet size and latency,
-            from what the ports support and the options given here. If they cannot agree, nothing is
+            Both peers negotiate the stream: sample rate, channels, sample format, packet size and latency, \
+            from what the ports support and the options given here. If they cannot agree, nothing is \
             connected and the reason is printed.
             Example: tutti connect stage:out foh:in --latency 8
+
+            To a standard RTP receiver (ffmpeg, GStreamer, PipeWire's RTP source), give rtp://HOST:PORT with \
+            a numeric IPv4 or [IPv6] address (never a DNS name). The sender's peer chooses the format: \
+            --format, else L16; --rate, else 48000 Hz if the port can; --channels, else the port's (at most 2 \
+            for Opus). It streams at once, and the SDP the receiver needs is printed after the 'connected' \
+            line, or written to --sdp FILE. --latency and --sync do not apply: the receiver buffers on its own.
+            Example: tutti connect stage:out rtp://127.0.0.1:5004 --sdp stream.sdp
+                     ffmpeg -protocol_whitelist file,udp,rtp -i stream.sdp out.wav
             """)
 
     @Argument(help: ArgumentHelp("The sender port.", valueName: "PEER:PORT"))
     var source: PortReference
 
-    @Argument(help: ArgumentHelp("The receiver port.", valueName: "PEER:PORT"))
-    var destination: PortReference
+    @Argument(help: ArgumentHelp("The receiver port, or a standard RTP receiver's address.", valueName: "PEER:PORT|rtp://HOST:PORT"))
+    var destinationText: String
+
+    @Option(help: ArgumentHelp("Write the stream's SDP description to FILE instead of printing it (rtp:// destinations print it by default).", valueName: "FILE"))
+    var sdp: String?
 
     @Option(help: ArgumentHelp("Sample rate in Hz.", valueName: "HZ"))
     var rate: Int?
@@ -63,7 +75,11 @@ struct ConnectCommand: AsyncParsableCommand {
 
     @OptionGroup var session: SessionOptions
 
+    /// The parsed destination (`validate()` has checked it).
+    var destination: ConnectTarget { get throws { try ConnectTarget(parsing: destinationText) } }
+
     func validate() throws {
+        _ = try destination
         if let format, SampleFormat(loosely: format) == nil { throw ValidationError("--format must be L16, L24 or OPUS") }
         if let codec, !["pcm", "opus"].contains(codec.lowercased()) { throw ValidationError("--codec must be pcm or opus") }
         _ = try opusSettings()
@@ -75,9 +91,11 @@ struct ConnectCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let peers = await session.findPeers(wanted: [source.peer, destination.peer])
+            let destination = try self.destination
+            var wanted = [source.peer]
+            if case .port(let reference) = destination { wanted.append(reference.peer) }
+            let peers = await session.findPeers(wanted: wanted)
             let sender = try session.peer(named: source.peer, in: peers)
-            let receiver = try session.peer(named: destination.peer, in: peers)
             let choice = latency.flatMap(LatencyChoice.init)
             let opus = try opusSettings()
             let options = ConnectOptions(
@@ -85,25 +103,53 @@ struct ConnectCommand: AsyncParsableCommand {
                 packetFrames: frames, latencyMilliseconds: choice?.fixed, synchronizedLatencyMilliseconds: sync,
                 latencyFloorMilliseconds: choice?.range?.lowerBound, latencyCeilingMilliseconds: choice?.range?.upperBound,
                 opus: opus)
-            let request = ConnectRequest(
-                source: PortReference(peer: sender.name, port: source.port),
-                destination: PortReference(peer: receiver.name, port: destination.port),
-                destinationEndpoints: receiver.endpoints, options: options)
+            let sourceReference = PortReference(peer: sender.name, port: source.port)
+            let request: ConnectRequest
+            switch destination {
+            case .port(let reference):
+                let receiver = try session.peer(named: reference.peer, in: peers)
+                request = ConnectRequest(
+                    source: sourceReference, destination: PortReference(peer: receiver.name, port: reference.port),
+                    destinationEndpoints: receiver.endpoints, options: options)
+            case .rtp(let address):
+                request = ConnectRequest(source: sourceReference, rtpDestination: address, options: options)
+            }
             let response: ControlResponse
+            let reached: ControlEndpoint
             do {
-                (response, _) = try await ControlClient.send(.connect(request), toAnyOf: sender.endpoints, timeout: .seconds(8))
+                (response, reached) = try await ControlClient.send(.connect(request), toAnyOf: sender.endpoints, timeout: .seconds(8))
             } catch let failure as ControlFailure {
                 throw CLIError("cannot connect \(source) to \(destination): \(failure.message)")
             }
             switch response {
             case .connected(let summary):
-                print("connected \(summary.source) → \(summary.destination): \(summary.format) [\(summary.id)]")
+                let isRTP = request.rtpDestination != nil
+                print("connected \(summary.source) → \(summary.destination): \(isRTP ? summary.format.wireDescription : summary.format.description) [\(summary.id)]")
+                try deliverSDP(of: summary, origin: reached.host, printByDefault: isRTP)
             case .failure(let failure):
                 throw CLIError("cannot connect \(source) to \(destination): \(failure.message)")
             default:
                 throw CLIError("unexpected answer from \(sender.name): \(response.typeName)")
             }
         }
+    }
+
+    /// Writes the stream's SDP to `--sdp FILE`, or prints it when `printByDefault` (rtp:// destinations).
+    private func deliverSDP(of summary: ConnectionSummary, origin: String, printByDefault: Bool) throws {
+        guard sdp != nil || printByDefault else { return }
+        guard let description = SessionDescription(connection: summary, originHost: origin) else {
+            throw CLIError("connected, but \(summary.source.peer) did not report where its packets go, so there is no SDP (an older peer?)")
+        }
+        guard let sdp else {
+            print(description.text, terminator: "")
+            return
+        }
+        do {
+            try description.text.write(toFile: sdp, atomically: true, encoding: .utf8)
+        } catch {
+            throw CLIError("connected, but cannot write \(sdp): \(error.localizedDescription)")
+        }
+        print("SDP written to \(sdp)")
     }
 }
 
@@ -116,19 +162,29 @@ struct DisconnectCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The sender port.", valueName: "PEER:PORT"))
     var source: PortReference
 
-    @Argument(help: ArgumentHelp("The receiver port (default: all of the sender's connections).", valueName: "PEER:PORT"))
-    var destination: PortReference?
+    @Argument(
+        help: ArgumentHelp("The receiver port or rtp:// address (default: all of the sender's connections).", valueName: "PEER:PORT|rtp://HOST:PORT"))
+    var destinationText: String?
 
     @OptionGroup var session: SessionOptions
 
+    /// The parsed destination, if given (`validate()` has checked it).
+    var target: ConnectTarget? { get throws { try destinationText.map { try ConnectTarget(parsing: $0) } } }
+
+    func validate() throws { _ = try target }
+
     func run() async throws {
         try await reportingErrors {
-            let wanted = [source.peer] + (destination.map { [$0.peer] } ?? [])
+            let target = try self.target
+            // Connections name an rtp:// destination by its canonical URL; it is no peer to ask.
+            let destination = target?.reference
+            let receiverPeer: String? = if case .port(let reference)? = target { reference.peer } else { nil }
+            let wanted = [source.peer] + (receiverPeer.map { [$0] } ?? [])
             let peers = await session.findPeers(wanted: wanted)
             // Ask the sender's peer; if it is gone, the receiver's peer can still drop its end.
             var targets = [SessionPeer]()
             if let sender = try? session.peer(named: source.peer, in: peers) { targets.append(sender) }
-            if let destination, let receiver = try? session.peer(named: destination.peer, in: peers) { targets.append(receiver) }
+            if let receiverPeer, let receiver = try? session.peer(named: receiverPeer, in: peers) { targets.append(receiver) }
             guard !targets.isEmpty else { _ = try session.peer(named: source.peer, in: peers); return }
             var lastFailure = "not found"
             for target in targets {

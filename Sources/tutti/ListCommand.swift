@@ -38,7 +38,10 @@ struct ListCommand: AsyncParsableCommand {
                     let arrow = connection.role == .sending ? "→" : "←"
                     let other = connection.role == .sending ? connection.destination : connection.source
                     let local = connection.role == .sending ? connection.source.port : connection.destination.port
-                    print("  \(pad(connection.state.rawValue, 8)) \(local) \(arrow) \(other)  \(connection.format)  [\(connection.id)]")
+                    // A standard RTP receiver buffers on its own: only what is on the wire is ours to show.
+                    let toStandardReceiver = connection.rtpDestination.map { $0.portReference == connection.destination } ?? false
+                    let format = toStandardReceiver ? connection.format.wireDescription : connection.format.description
+                    print("  \(pad(connection.state.rawValue, 8)) \(local) \(arrow) \(other)  \(format)  [\(connection.id)]")
                 }
             }
         }

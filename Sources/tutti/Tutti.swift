@@ -24,9 +24,11 @@ struct Tutti: AsyncParsableCommand {
             Run 'tutti peer' on every machine; peers find each other through Avahi (DNS-SD, _tutti._udp).
             Then, from any machine: 'tutti ls' lists peers and ports, 'tutti connect PEER:PORT PEER:PORT'
             streams a sender port to a receiver port, 'tutti stats' shows live figures.
+            Any standard RTP receiver can play a sender port too: 'tutti connect PEER:PORT rtp://HOST:PORT'
+            streams to it and prints the SDP it needs; 'tutti sdp' prints the SDP of every live stream.
             """,
         subcommands: [
             PeerCommand.self, ListCommand.self, ConnectCommand.self, DisconnectCommand.self, StatsCommand.self,
-            ClockCommand.self, AnalyzeCommand.self,
+            SDPCommand.self, ClockCommand.self, AnalyzeCommand.self,
         ])
 }

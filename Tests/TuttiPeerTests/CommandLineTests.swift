@@ -1,4 +1,6 @@
 import Foundation
+import TuttiIO
+import TuttiPeer
 import XCTest
 
 /// The `tutti` binary's help and exit codes (it is built with the tests: `swift build --build-tests`).
@@ -33,7 +35,7 @@ final class CommandLineTests: XCTestCase {
 
     func testEveryCommandHasHelp() throws {
         try requireBinary()
-        for command in ["peer", "ls", "connect", "disconnect", "stats", "analyze"] {
+        for command in ["peer", "ls", "connect", "disconnect", "stats", "sdp", "analyze"] {
             let result = try run([command, "--help"])
             XCTAssertEqual(result.status, 0, command)
             XCTAssertTrue(result.output.contains("USAGE: tutti \(command)"), "\(command): \(result.output)")
@@ -82,5 +84,71 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(unreachable.error.hasPrefix("tutti: peer x does not answer") || unreachable.error.hasPrefix("tutti: no peer named 'x'"), unreachable.error)
         let badArgument = try run(["connect", "nocolon", "y:in"])
         XCTAssertNotEqual(badArgument.status, 0)
+    }
+
+    func testBadRTPDestinationsAreRefusedBeforeAnyPeerIsAsked() throws {
+        try requireBinary()
+        let cases: [(String, String)] = [
+            ("rtp://receiver.local:5004",
+             "'receiver.local' is a host name: rtp:// needs a numeric IPv4 or [IPv6] address (Tutti does not look names up in DNS)"),
+            ("rtp://127.0.0.1", "'rtp://127.0.0.1' has no port: write rtp://HOST:PORT, e.g. rtp://127.0.0.1:5004"),
+            ("rtp://127.0.0.1:70000", "'rtp://127.0.0.1:70000': the port must be a number from 1 to 65535"),
+            ("rtp://::1:5004", "'rtp://::1:5004': write an IPv6 address in brackets, e.g. rtp://[::1]:5004"),
+            ("rtp://224.0.0.56:46000", "rtp://224.0.0.56:46000: multicast destinations are not supported yet; give a unicast address"),
+            ("nocolon", "'nocolon' is neither PEER:PORT nor rtp://HOST:PORT"),
+        ]
+        for (destination, message) in cases {
+            // --peer points at the discard port: a request that got that far would fail differently.
+            let result = try run(["connect", "a:out", destination, "--no-discovery", "--peer", "127.0.0.1:9"])
+            XCTAssertEqual(result.status, 64, destination)
+            XCTAssertTrue(result.error.hasPrefix("Error: \(message)\n"), "\(destination): \(result.error)")
+            XCTAssertEqual(result.output, "")
+        }
+        let disconnect = try run(["disconnect", "a:out", "rtp://stage.local:5004", "--no-discovery", "--peer", "127.0.0.1:9"])
+        XCTAssertEqual(disconnect.status, 64)
+    }
+
+    /// `tutti connect PEER:PORT rtp://…` prints the connection and its SDP; `tutti sdp` prints the same;
+    /// `tutti disconnect` by URL ends it; a refusal is one line on stderr.
+    func testConnectToAnRTPAddressPrintsTheSDP() async throws {
+        try requireBinary()
+        var lab = LoopbackPeers()
+        let peer = try await lab.start(
+            "a", ports: [.toneSender(name: "out", sampleRates: [48_000]), .toneSender(name: "quad", channels: 4, sampleRates: [48_000])])
+        let receiver = try UDPSocket()  // packets land here, unread
+        defer { receiver.close() }
+        let port = receiver.localPort
+        let session = ["--no-discovery", "--peer", "127.0.0.1:\(peer.controlPort)", "--browse", "0.5"]
+        func tutti(_ arguments: [String]) async throws -> (status: Int32, output: String, error: String) {
+            try await runChildProcess(binary.path, arguments + session, timeout: .seconds(20))
+        }
+
+        let connected = try await tutti(["connect", "a:out", "rtp://127.0.0.1:\(port)"])
+        XCTAssertEqual(connected.status, 0, connected.error)
+        let lines = connected.output.components(separatedBy: "\n")
+        let id = try XCTUnwrap(lines.first?.split(separator: "[").last?.dropLast(), connected.output)
+        XCTAssertEqual(lines.first, "connected a:out → rtp://127.0.0.1:\(port): L16/48000/2ch, 64 frames/packet [\(id)]")
+        let sdp = [
+            "v=0", "o=- \(UInt64(id, radix: 16)!) 0 IN IP4 127.0.0.1", "s=Tutti a:out", "c=IN IP4 127.0.0.1", "t=0 0",
+            "m=audio \(port) RTP/AVP 96", "a=rtpmap:96 L16/48000/2", "a=ptime:1.333", "a=recvonly",
+        ].map { $0 + "\r\n" }.joined()
+        XCTAssertEqual(lines.dropFirst().joined(separator: "\n"), sdp)
+
+        let listed = try await tutti(["sdp", "a:out"])
+        XCTAssertEqual(listed.status, 0, listed.error)
+        XCTAssertEqual(listed.output, sdp)
+
+        let refused = try await tutti(["connect", "a:quad", "rtp://127.0.0.1:\(port + 2)", "--codec", "opus", "--channels", "4"])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertEqual(
+            refused.error,
+            "tutti: cannot connect a:quad to rtp://127.0.0.1:\(port + 2): Opus streams carry 1 or 2 channels, not 4; use --channels 2 or PCM\n")
+
+        let disconnected = try await tutti(["disconnect", "a:out", "rtp://127.0.0.1:\(port)/"])
+        XCTAssertEqual(disconnected.output, "disconnected 1 connection from a:out to rtp://127.0.0.1:\(port)\n", disconnected.error)
+        let none = try await tutti(["sdp", "a"])
+        XCTAssertEqual(none.status, 1)
+        XCTAssertEqual(none.error, "tutti: no live sending connection of a\n")
+        await lab.stopAll()
     }
 }

@@ -27,6 +27,13 @@ enum ControlFixtures {
             options: ConnectOptions())
     }
 
+    /// To a standard RTP receiver: no endpoints, the destination is the URL.
+    static var rtpConnect: ConnectRequest {
+        ConnectRequest(
+            source: source, rtpDestination: RTPDestination(address: .ipv6(high: 0x2001_0002_0000_0000, low: 2), port: 5_004),
+            options: ConnectOptions(sampleFormat: .opus, opus: OpusSettings(frameDuration: .tenMilliseconds, bitrate: 64_000)))
+    }
+
     static var answer: StreamAnswer {
         StreamAnswer(connectionID: connectionID, format: format, mediaPort: 50_000, ssrc: 0xFFFF_FFFF, payloadType: 96)
     }
@@ -42,6 +49,7 @@ enum ControlFixtures {
             .statistics,
             .connect(connect),
             .connect(connectWithOptions),
+            .connect(rtpConnect),
             .offer(offer),
             .offer(offerWithLinkClock),
             .disconnect(DisconnectRequest(source: source)),
@@ -77,6 +85,10 @@ enum ControlFixtures {
             packetsSent: 0, packetsReceived: 123_456_789_012, packetsLost: 3, packetsLate: 4, packetsDuplicated: 5,
             packetsReordered: 6, packetsInvalid: 7, jitterMilliseconds: 0.125, bufferMilliseconds: 4.987654321,
             targetMilliseconds: 5, underruns: 1, concealedFrames: UInt64.max, latencyMilliseconds: 6.25)
+        var rtpSummary = summary
+        rtpSummary.destination = rtpConnect.destination
+        rtpSummary.rtpDestination = rtpConnect.rtpDestination
+        rtpSummary.payloadType = 96
         var receivingSummary = summary
         receivingSummary.role = .receiving
         receivingSummary.state = .buffering
@@ -86,6 +98,7 @@ enum ControlFixtures {
                 id: peerID, name: "empty", host: "h", protocolVersion: 1, ports: [], connections: [], knownPeers: [])),
             .connected(summary),
             .connected(receivingSummary),
+            .connected(rtpSummary),
             .answer(answer),
             .disconnected(count: 0),
             .disconnected(count: 3),

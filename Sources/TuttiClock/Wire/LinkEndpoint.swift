@@ -1,18 +1,15 @@
 // A UDP endpoint as Link puts it on the wire (`mep4`/`mep6`, `aep4`/`aep6`).
 
+import TuttiCore
+
 /// An IPv4 or IPv6 address and UDP port, as carried by Link's endpoint entries.
 ///
 /// IPv6 link-local addresses travel without a scope id; the receiver supplies the scope of the
 /// interface the message arrived on (that is the socket layer's business, not this type's).
 /// Realtime-safe and thread-safe: a value.
 public struct LinkEndpoint: Hashable, Sendable, CustomStringConvertible {
-    /// An address in network byte order, held as integers so the value never allocates.
-    public enum Address: Hashable, Sendable {
-        /// The 4 address bytes as a big-endian integer (198.18.1.2 = 0xC612_0102).
-        case ipv4(UInt32)
-        /// The 16 address bytes as two big-endian integers: bytes 0–7 and bytes 8–15.
-        case ipv6(high: UInt64, low: UInt64)
-    }
+    /// An address in network byte order (`TuttiCore.IPAddress`: held as integers, so the value never allocates).
+    public typealias Address = IPAddress
 
     public var address: Address
     public var port: UInt16
@@ -78,34 +75,5 @@ public struct LinkEndpoint: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// `198.18.1.2:47623` or `[fe80::18c4:17ff:fe3e:79ac]:39771` (RFC 5952 text).
-    public var description: String {
-        switch address {
-        case .ipv4:
-            return addressBytes.map(String.init).joined(separator: ".") + ":\(port)"
-        case .ipv6(let high, let low):
-            let groups = (0..<4).map { UInt16(truncatingIfNeeded: high >> (48 - 16 * $0)) }
-                + (0..<4).map { UInt16(truncatingIfNeeded: low >> (48 - 16 * $0)) }
-            // The longest run of two or more zero groups (the first one on a tie) becomes "::".
-            var bestStart = -1, bestLength = 0, index = 0
-            while index < 8 {
-                if groups[index] == 0 {
-                    var end = index
-                    while end < 8 && groups[end] == 0 { end += 1 }
-                    if end - index > bestLength { (bestStart, bestLength) = (index, end - index) }
-                    index = end
-                } else {
-                    index += 1
-                }
-            }
-            let hex = groups.map { String($0, radix: 16) }
-            let text: String
-            if bestLength >= 2 {
-                text = hex[..<bestStart].joined(separator: ":") + "::"
-                    + hex[(bestStart + bestLength)...].joined(separator: ":")
-            } else {
-                text = hex.joined(separator: ":")
-            }
-            return "[\(text)]:\(port)"
-        }
-    }
+    public var description: String { "\(address.uriHost):\(port)" }
 }

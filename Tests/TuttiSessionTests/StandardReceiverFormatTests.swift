@@ -59,7 +59,7 @@ final class StandardReceiverFormatTests: XCTestCase {
             "Opus streams carry 1 or 2 channels, not 4; use --channels 2 or PCM")
         XCTAssertEqual(
             refusal(choose(port(rates: [44_100]), options: ConnectOptions(sampleFormat: .opus))),
-            "Opus streams run at 48000 Hz, and stage:out → rtp://127.0.0.1:5004 would run at 44100 Hz; use --rate 48000 or PCM")
+            "Opus streams run at 48000 Hz, and stage:out sends at 44100 Hz; use --rate 48000 or PCM")
         XCTAssertEqual(
             refusal(choose(port(formats: [.l24]))),
             "stage:out does not send L16 (it sends L24); choose one with --format")

@@ -38,10 +38,12 @@ struct DeviceRun {
 
 /// Drives `resampler` as a device thread does: each period of `periodFrames` output frames it asks for
 /// `inputFramesNeeded`, takes that many frames from `input` (silence once `input` is used up) and processes them.
-/// `correction`, if given, is set before each period (with a one-period transition).
+/// `correction`, if given, is set before each period (with a transition of `transitionFrames`, by default one
+/// period).
 func runDevice(
     _ resampler: inout Resampler, input: [Float], periodFrames: Int, outputFrames: Int,
-    correction: ((_ period: Int) -> Double)? = nil, file: StaticString = #filePath, line: UInt = #line
+    correction: ((_ period: Int) -> Double)? = nil, transitionFrames: Int? = nil, file: StaticString = #filePath,
+    line: UInt = #line
 ) -> DeviceRun {
     let channels = resampler.channels
     var run = DeviceRun()
@@ -52,7 +54,9 @@ func runDevice(
     var index = 0
     while run.output.count < outputFrames * channels {
         if let correction {
-            do { try resampler.setCorrection(correction(index), transitionFrames: periodFrames) } catch {
+            do {
+                try resampler.setCorrection(correction(index), transitionFrames: transitionFrames ?? periodFrames)
+            } catch {
                 XCTFail("setCorrection: \(error)", file: file, line: line)
             }
         }

@@ -210,6 +210,60 @@ final class LowLatencyResamplerTests: XCTestCase {
         }
     }
 
+    /// The extremes of the supported range (8 ↔ 192 kHz: libsamplerate's filter spans 24 times more input when
+    /// downsampling by 24), and periods longer than libsamplerate's internal buffer (16 384 output frames from
+    /// 32 768 input frames a period, 96 → 48 kHz; it then refills within the call): every period complete, the
+    /// tone at 1 kHz and clean. The latency is the filter's half-length in input time: 2.6 ms when the input is
+    /// at 8 kHz (20 frames), 2.4 ms when decimating 192 → 8 kHz (463 frames at 192 kHz), 0.4 ms at 96 → 48 kHz.
+    func testExtremeRatiosAndPeriodsLongerThanTheConvertersBuffer() throws {
+        for (inputRate, outputRate, period) in [(8_000, 192_000, 256), (192_000, 8_000, 256), (96_000, 48_000, 16_384)]
+        {
+            var resampler = try Resampler(
+                inputRate: inputRate, outputRate: outputRate, channels: 1, maximumOutputFrames: period, mode: mode)
+            let input = tone(frequency: 1_000, rate: inputRate, frames: inputRate / 2, channels: 1)
+            let run = runDevice(
+                &resampler, input: input, periodFrames: period, outputFrames: outputRate / 2 + 2 * period)
+            XCTAssertEqual(run.incompletePeriods, 0, "\(inputRate) → \(outputRate)")
+            XCTAssertEqual(resampler.shortfallFrames, 0)
+            let report = try XCTUnwrap(DistortionAnalysis.analyze(run.output, sampleRate: outputRate))
+            let milliseconds = resampler.delayFrames / Double(outputRate) * 1_000
+            print(
+                "\(inputRate) → \(outputRate) Hz low latency, \(period)-frame periods: \(report.frequency) Hz, THD+N "
+                    + "\(report.thdPlusNoiseDecibels) dB, delayFrames \(resampler.delayFrames) (\(milliseconds) ms)")
+            XCTAssertEqual(report.frequency, 1_000, accuracy: 0.1)
+            XCTAssertLessThan(report.thdPlusNoiseDecibels, -80)
+            XCTAssertLessThanOrEqual(resampler.delayFrames - resampler.filterDelayFrames, resampler.leadFrames + 1e-9)
+            XCTAssertLessThan(milliseconds, 2.7)
+        }
+    }
+
+    /// The price of the short filter (`SRC_SINC_FASTEST`, "80 % bandwidth"): flat within 0.2 dB to 16 kHz,
+    /// then a roll-off: at 48 kHz −0.5 dB at 18 kHz and −6 dB at 20 kHz; through 44.1 kHz −4.3 dB at 18 kHz.
+    func testPassbandIsFlatTo16kHzThenRollsOff() throws {
+        // (input rate, output rate, [(frequency, expected gain in dB, tolerance)]).
+        let cases: [(Int, Int, [(Double, Double, Double)])] = [
+            (48_000, 48_000, [(1_000, 0, 0.02), (16_000, 0, 0.2), (18_000, -0.5, 0.2), (20_000, -6.3, 0.5)]),
+            (44_100, 48_000, [(1_000, 0, 0.02), (16_000, -0.15, 0.2), (18_000, -4.3, 0.5)]),
+            (48_000, 44_100, [(1_000, 0, 0.02), (16_000, -0.15, 0.2), (18_000, -4.3, 0.5)]),
+        ]
+        for (inputRate, outputRate, points) in cases {
+            for (frequency, expected, tolerance) in points {
+                var resampler = try Resampler(
+                    inputRate: inputRate, outputRate: outputRate, channels: 1, maximumOutputFrames: periodFrames,
+                    mode: mode)
+                let amplitude = 0.5
+                let input = tone(
+                    frequency: frequency, amplitude: amplitude, rate: inputRate, frames: inputRate / 4, channels: 1)
+                let run = runDevice(&resampler, input: input, periodFrames: periodFrames, outputFrames: outputRate / 4)
+                let steady = run.output[(outputRate / 20)..<(outputRate / 5)]
+                let rms = sqrt(steady.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(steady.count))
+                let gain = 20 * log10(rms * 2.0.squareRoot() / amplitude)
+                print("\(inputRate) → \(outputRate) Hz low latency: \(frequency) Hz at \(gain) dB")
+                XCTAssertEqual(gain, expected, accuracy: tolerance, "\(inputRate) → \(outputRate), \(frequency) Hz")
+            }
+        }
+    }
+
     /// More input than asked is held (more latency, less asked next); none at all lets the periods fall short,
     /// and one period given its demand recovers: the demand stays about `frames × ratio`, never a burst.
     func testSurplusAndStarvation() throws {

@@ -456,18 +456,10 @@ public struct Resampler: ~Copyable {
             fed += step
             if impulseAt < 0 { mostHeld = max(mostHeld, Double(fed) / nominalRatio - Double(produced)) }
         }
-        guard let peak = response.indices.max(by: { abs(response[$0]) < abs(response[$1]) }), response[peak] != 0
-        else { throw ResamplerError(.creationFailed, "calibration impulse did not come out") }
-        // Parabolic interpolation of the peak, for a fractional position (none at the edges: a pass-through).
-        var refinement = 0.0
-        if peak > 0, peak + 1 < response.count {
-            let before = Double(abs(response[peak - 1]))
-            let at = Double(abs(response[peak]))
-            let after = Double(abs(response[peak + 1]))
-            let curvature = before - 2 * at + after
-            if curvature < 0 { refinement = 0.5 * (before - after) / curvature }
+        guard let peak = interpolatedPeak(of: response, in: response.indices) else {
+            throw ResamplerError(.creationFailed, "calibration impulse did not come out")
         }
-        let filterDelay = Double(producedBeforeImpulse + peak) + refinement - Double(impulseAt) / nominalRatio
+        let filterDelay = Double(producedBeforeImpulse) + peak - Double(impulseAt) / nominalRatio
         return (mostHeld, filterDelay)
     }
 }

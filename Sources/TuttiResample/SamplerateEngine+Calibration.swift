@@ -67,18 +67,9 @@ extension SamplerateEngine {
         // The impulse's input position is impulseAt, output position impulseAt × ratio.
         let expected = Double(impulseAt) * ratio
         let window = max(0, Int(expected) - 64)..<min(response.count, Int(expected) + 64)
-        guard lookahead != .max, !window.isEmpty,
-            let peak = window.max(by: { abs(response[$0]) < abs(response[$1]) }), response[peak] != 0
-        else { throw ResamplerError(.creationFailed, "calibration impulse did not come out") }
-        // Parabolic interpolation of the peak, for a fractional position.
-        var refinement = 0.0
-        if peak > 0, peak + 1 < response.count {
-            let before = Double(abs(response[peak - 1]))
-            let at = Double(abs(response[peak]))
-            let after = Double(abs(response[peak + 1]))
-            let curvature = before - 2 * at + after
-            if curvature < 0 { refinement = 0.5 * (before - after) / curvature }
+        guard lookahead != .max, let peak = interpolatedPeak(of: response, in: window) else {
+            throw ResamplerError(.creationFailed, "calibration impulse did not come out")
         }
-        return Calibration(lookaheadFrames: lookahead, filterDelayFrames: Double(peak) + refinement - expected)
+        return Calibration(lookaheadFrames: lookahead, filterDelayFrames: peak - expected)
     }
 }

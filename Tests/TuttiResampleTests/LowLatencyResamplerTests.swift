@@ -38,12 +38,8 @@ final class LowLatencyResamplerTests: XCTestCase {
                         resampler.delayFrames
                     )
                 }
-                let result = try input.withUnsafeBufferPointer { input in
-                    try period.withUnsafeMutableBufferPointer { output in
-                        try resampler.process(
-                            input: input, inputFrames: needed, output: output, outputFrames: periodFrames)
-                    }
-                }
+                let result = try process(
+                    &resampler, input, inputFrames: needed, into: &period, outputFrames: periodFrames)
                 XCTAssertEqual(result.producedFrames, periodFrames)
                 output += channel(period, 0, of: 2)
             }
@@ -82,12 +78,9 @@ final class LowLatencyResamplerTests: XCTestCase {
                 let needed = resampler.inputFramesNeeded(forOutputFrames: periodFrames)
                 let starve = index % 7 == 3
                 let given = starve ? needed - 1 : needed
-                let produced = try input.withUnsafeBufferPointer { input in
-                    try output.withUnsafeMutableBufferPointer { output in
-                        try resampler.process(
-                            input: input, inputFrames: given, output: output, outputFrames: periodFrames)
-                    }
-                }.producedFrames
+                let produced = try process(
+                    &resampler, input, inputFrames: given, into: &output, outputFrames: periodFrames
+                ).producedFrames
                 if starve {
                     starved += 1
                     shortBy[periodFrames - produced, default: 0] += 1
@@ -188,12 +181,8 @@ final class LowLatencyResamplerTests: XCTestCase {
                         input[sample] = signal[(position * channels + sample) % signal.count]
                     }
                     position += needed
-                    let result = try input.withUnsafeBufferPointer { input in
-                        try output.withUnsafeMutableBufferPointer { output in
-                            try resampler.process(
-                                input: input, inputFrames: needed, output: output, outputFrames: frames)
-                        }
-                    }
+                    let result = try process(
+                        &resampler, input, inputFrames: needed, into: &output, outputFrames: frames)
                     XCTAssertEqual(
                         result.producedFrames, frames, "\(channels) channels, \(inputRate) Hz, period \(index)")
                     if result.producedFrames == frames { complete += 1 }
@@ -276,11 +265,7 @@ final class LowLatencyResamplerTests: XCTestCase {
         let input = [Float](repeating: 0.25, count: resampler.maximumInputFrames)
         var output = [Float](repeating: 1, count: periodFrames)
         func step(_ frames: Int) throws -> Resampler.Result {
-            try input.withUnsafeBufferPointer { input in
-                try output.withUnsafeMutableBufferPointer { output in
-                    try resampler.process(input: input, inputFrames: frames, output: output, outputFrames: periodFrames)
-                }
-            }
+            try process(&resampler, input, inputFrames: frames, into: &output, outputFrames: periodFrames)
         }
         XCTAssertEqual(try step(asked + 2).producedFrames, periodFrames)
         XCTAssertEqual(resampler.delayFrames, before + 2, accuracy: 1e-9)

@@ -121,11 +121,7 @@ final class ResamplerBehaviourTests: XCTestCase {
         let input = [Float](repeating: 0.25, count: resampler.maximumInputFrames)
         var output = [Float](repeating: 1, count: periodFrames)
         func step(_ frames: Int) throws -> Resampler.Result {
-            try input.withUnsafeBufferPointer { input in
-                try output.withUnsafeMutableBufferPointer { output in
-                    try resampler.process(input: input, inputFrames: frames, output: output, outputFrames: periodFrames)
-                }
-            }
+            try process(&resampler, input, inputFrames: frames, into: &output, outputFrames: periodFrames)
         }
         XCTAssertEqual(try step(asked + 2).producedFrames, periodFrames)
         XCTAssertEqual(resampler.delayFrames, before + Double(asked + 2 - periodFrames), accuracy: 1e-9)

@@ -83,3 +83,15 @@ func runDevice(
     }
     return run
 }
+
+/// One `process` call from and into arrays: the first `inputFrames` frames of `input` in, `outputFrames` frames
+/// out to the start of `output`.
+func process(
+    _ resampler: inout Resampler, _ input: [Float], inputFrames: Int, into output: inout [Float], outputFrames: Int
+) throws -> Resampler.Result {
+    try input.withUnsafeBufferPointer { input in
+        try output.withUnsafeMutableBufferPointer { output in
+            try resampler.process(input: input, inputFrames: inputFrames, output: output, outputFrames: outputFrames)
+        }
+    }
+}

@@ -8,6 +8,10 @@
 // - `Resample-variable-drift-48000-per-64-frame-stereo-period`: variable-ratio 48 → 48 kHz (drift compensation,
 //   libsoxr's "vr32" engine); before each period the correction moves (slewed over the period) along a slow
 //   ±300 ppm sine, crossing ratio 1 where the engine switches filter stages, as a drift controller would.
+// - `Resample-lowlatency-drift-48000-per-64-frame-stereo-period`: the same drift sweep through the low-latency
+//   variable-ratio mode (libsamplerate, `SRC_SINC_FASTEST`, about 20 frames of latency instead of about 290),
+//   with the receiver's 256-frame transition.
+// - `Resample-lowlatency-drift-44100-to-48000-per-64-frame-stereo-period`: the same, converting 44.1 → 48 kHz.
 //
 // Input: a 1 kHz tone (0.5) precomputed in `setup`, a whole number of cycles long (so the loop is seamless) plus
 // one period's worth repeated, so each period's input is a slice of it, not a copy. All buffers and the
@@ -33,14 +37,17 @@ final class ResampleState {
     let output: UnsafeMutableBufferPointer<Float>
     var position = 0
     var period = 0
-    /// Correction sweep for the variable-ratio benchmark (nil: fixed ratio).
+    /// Correction sweep for the variable-ratio benchmarks (nil: fixed ratio).
     let sweepPPM: Double?
+    /// Output frames over which each correction change is slewed.
+    let transitionFrames: Int
 
-    init(inputRate: Int, outputRate: Int, mode: Resampler.Mode, sweepPPM: Double?) {
+    init(inputRate: Int, outputRate: Int, mode: Resampler.Mode, sweepPPM: Double?, transitionFrames: Int = 64) {
         resampler = try! Resampler(
             inputRate: inputRate, outputRate: outputRate, channels: channels, maximumOutputFrames: periodFrames,
             mode: mode)
         self.sweepPPM = sweepPPM
+        self.transitionFrames = transitionFrames
         loopFrames = inputRate  // one second: exactly 1000 cycles of 1 kHz
         let frames = loopFrames + resampler.maximumInputFrames
         tone = .allocate(capacity: frames * channels)
@@ -63,7 +70,7 @@ final class ResampleState {
         if let sweepPPM {
             // A full ±sweep cycle every 2048 periods (2.7 s at 48 kHz).
             let correction = 1 + sweepPPM * 1e-6 * sin(Double(period & 2047) * (2 * Double.pi / 2048))
-            try! resampler.setCorrection(correction, transitionFrames: periodFrames)
+            try! resampler.setCorrection(correction, transitionFrames: transitionFrames)
         }
         let needed = resampler.inputFramesNeeded(forOutputFrames: periodFrames)
         let input = UnsafeBufferPointer(rebasing: tone[(position * channels)..<((position + needed) * channels)])
@@ -83,7 +90,8 @@ final class ResampleState {
     }
 }
 
-/// Resampler cost per 64-frame stereo period: fixed 44.1 → 48 kHz, and variable ratio (drift compensation).
+/// Resampler cost per 64-frame stereo period: fixed 44.1 → 48 kHz, and variable ratio (drift compensation) through
+/// libsoxr and through the low-latency libsamplerate engine.
 func registerResampleBenchmarks(_ configuration: Benchmark.Configuration) {
     let fixed = Fixture<ResampleState>()
     let fixedName = "Resample-fixed-44100-to-48000-per-64-frame-stereo-period"
@@ -106,5 +114,22 @@ func registerResampleBenchmarks(_ configuration: Benchmark.Configuration) {
     } teardown: {
         variable.state!.verify(variableName)
         variable.state = nil
+    }
+
+    for (inputRate, name) in [
+        (48_000, "Resample-lowlatency-drift-48000-per-64-frame-stereo-period"),
+        (44_100, "Resample-lowlatency-drift-44100-to-48000-per-64-frame-stereo-period"),
+    ] {
+        let lowLatency = Fixture<ResampleState>()
+        Benchmark(name, configuration: configuration) { _ in
+            lowLatency.state!.runPeriod()
+        } setup: {
+            lowLatency.state = ResampleState(
+                inputRate: inputRate, outputRate: 48_000, mode: .lowLatencyVariableRatio(maximumCorrectionPPM: 1_000),
+                sweepPPM: 300, transitionFrames: 256)
+        } teardown: {
+            lowLatency.state!.verify(name)
+            lowLatency.state = nil
+        }
     }
 }

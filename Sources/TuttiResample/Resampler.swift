@@ -1,15 +1,25 @@
 import CSoxr
 
-/// Sample-rate conversion of interleaved `Float` audio (any number of channels) over libsoxr, shaped for a
-/// device thread that must hand exactly `frames` output frames to its device every period.
+/// Sample-rate conversion of interleaved `Float` audio (any number of channels) over libsoxr or libsamplerate,
+/// shaped for a device thread that must hand exactly `frames` output frames to its device every period.
 ///
-/// **Two uses.**
+/// **Three uses.**
 /// - `.fixedRatio`: one rate to another (44.1 ↔ 48 kHz, any pair in `supportedRates`) with libsoxr's
 ///   high-quality recipe (`SOXR_HQ`: 20-bit precision, linear phase, DFT engine). Latency 890–1 060 output
 ///   frames at 44.1 ↔ 48 kHz (20–22 ms): that engine works in DFT blocks of 740–900 output frames.
 /// - `.variableRatio`: the ratio may change every period by a `correction` (see `setCorrection`) within the
 ///   range chosen at init, for clock-drift compensation (libsoxr's `SOXR_VR` engine, "vr32"; each change is
 ///   slewed over `transitionFrames` output frames by `soxr_set_io_ratio`). Latency about 290 frames at 48 kHz (6 ms).
+/// - `.lowLatencyVariableRatio`: the same contract as `.variableRatio`, over libsamplerate (`src_process` with
+///   `SRC_SINC_FASTEST`, the ratio changed between calls and ramped linearly within each; see
+///   `SamplerateEngine`). It holds back only its sinc filter's half-length plus under a frame of fractional
+///   position: `delayFrames` 20 frames at 48 → 48 kHz (0.42 ms), 20.8–21.9 at 44.1 → 48 kHz (0.45 ms), against
+///   about 290 for `.variableRatio` (the half-length is fixed in input frames, widened when decimating: 2.3–2.6 ms
+///   at the 8 ↔ 192 kHz extremes). THD+N of a 1 kHz tone: −119 dB at 44.1 → 48 kHz and at 48 kHz ± 200 ppm,
+///   −105 dB at 48 → 44.1 kHz (libsoxr: −115 to −134 dB). The short filter's price is its passband: flat within
+///   0.2 dB to 16 kHz, then −0.5 dB at 18 kHz and −6 dB at 20 kHz at 48 kHz (−4.3 dB at 18 kHz through 44.1 kHz),
+///   even at 48 → 48 kHz. A switch of one argument for callers:
+///   `mode: .lowLatencyVariableRatio(maximumCorrectionPPM: 1_000)`.
 ///
 /// **Device-thread protocol**, once per period:
 /// ```swift
@@ -23,8 +33,10 @@ import CSoxr
 /// the resampler is primed at init with `leadFrames` of silence, at least the most libsoxr holds back (measured
 /// at init by a calibration run on a probe instance, plus a margin), and because `inputFramesNeeded` keeps that
 /// lead (see `ResamplerFrameAccount`): the input taken per period is `frames × ratio`, rounded by a carried
-/// fraction, never a block-sized burst. If a caller gives less input than asked and libsoxr runs short, the
-/// rest of the period is silence, counted in `shortfallFrames`.
+/// fraction, never a block-sized burst. `.lowLatencyVariableRatio` needs no margin: it models libsamplerate's
+/// read position exactly (`SampleratePosition`) and asks for exactly the input that completes the period.
+/// If a caller gives less input than asked and the library runs short, the rest of the period is silence,
+/// counted in `shortfallFrames`.
 ///
 /// **Latency.** `delayFrames` (≈ `leadFrames`) is the latency the resampler adds, in output frames, for
 /// latency figures: an input frame given at position i of a period's input leaves at output position
@@ -35,9 +47,10 @@ import CSoxr
 /// steady-state size by a warm-up on silence (covering both extremes of the correction range, so the
 /// variable-rate engine's stage switch around ratio 1 is exercised too). After `init`, `process`,
 /// `setCorrection`, `inputFramesNeeded` and the properties allocate nothing, take no lock and log nothing:
-/// libsoxr's `soxr_process` only reallocates a FIFO that must grow, which the warm-up has done. Checked by
-/// `Benchmarks/MediaPath` `Resample-*` (`mallocCountTotal` 0). libsoxr runs single-threaded here
-/// (`soxr_runtime_spec(1)`): no OpenMP threads.
+/// libsoxr's `soxr_process` only reallocates a FIFO that must grow, which the warm-up has done; libsamplerate's
+/// `src_process` never allocates (its buffer is made by `src_new`). Checked by `Benchmarks/MediaPath`
+/// `Resample-*` (`mallocCountTotal` 0). libsoxr runs single-threaded here (`soxr_runtime_spec(1)`): no OpenMP
+/// threads; the system's libsamplerate 0.2.2 has none.
 ///
 /// Thread-safe: no. Control plane creates it; one thread (the device thread) then owns it.
 public struct Resampler: ~Copyable {
@@ -48,13 +61,24 @@ public struct Resampler: ~Copyable {
         /// Ratio `inputRate / outputRate × correction`, with |correction − 1| ≤ `maximumCorrectionPPM` × 10⁻⁶
         /// (`SOXR_HQ | SOXR_VR`).
         case variableRatio(maximumCorrectionPPM: Double)
+        /// Ratio `inputRate / outputRate × correction` as for `.variableRatio`, over libsamplerate
+        /// (`SRC_SINC_FASTEST`): about 20 frames of latency instead of about 290.
+        case lowLatencyVariableRatio(maximumCorrectionPPM: Double)
+
+        /// The correction range in ppm; nil for `.fixedRatio`.
+        var correctionRangePPM: Double? {
+            switch self {
+            case .fixedRatio: nil
+            case .variableRatio(let ppm), .lowLatencyVariableRatio(let ppm): ppm
+            }
+        }
     }
 
     /// What one `process` call did.
     public struct Result: Hashable, Sendable {
         /// Input frames taken: always all those given.
         public var consumedFrames: Int
-        /// Output frames libsoxr produced; less than asked only on a shortfall (the rest is silence).
+        /// Output frames the library produced; less than asked only on a shortfall (the rest is silence).
         public var producedFrames: Int
     }
 
@@ -78,48 +102,62 @@ public struct Resampler: ~Copyable {
     public let maximumInputFrames: Int
     /// `inputRate / outputRate`: input frames per output frame before correction.
     public let nominalRatio: Double
-    /// libsoxr's engine for this configuration (`soxr_engine`), e.g. "cr32s" (fixed) or "vr32" (variable).
+    /// The library's engine for this configuration: libsoxr's `soxr_engine`, e.g. "cr32s" (fixed) or "vr32"
+    /// (variable), or "libsamplerate: " and `src_get_name` ("Fastest Sinc Interpolator").
     public let engine: String
     /// The filters' own delay in output frames, measured at init: where an impulse's peak comes out beyond its
-    /// position ÷ ratio (≈ 0 for the linear-phase fixed-ratio engine, ≈ 2 for the variable-rate one). Part of
-    /// `delayFrames`.
+    /// position ÷ ratio (≈ 0 for libsoxr's linear-phase fixed-ratio engine and for libsamplerate's symmetric sinc,
+    /// ≈ 2 for libsoxr's variable-rate one). Part of `delayFrames`.
     public let filterDelayFrames: Double
     /// The correction in effect: input frames per output frame ÷ `nominalRatio` (1 for `.fixedRatio`).
     /// Above 1 the resampler consumes input faster (the sender's clock is fast). Device thread.
     public private(set) var correction: Double = 1
-    /// Output frames replaced by silence because libsoxr had not enough input (0 when callers give what
+    /// Output frames replaced by silence because the library had not enough input (0 when callers give what
     /// `inputFramesNeeded` asks). Device thread.
     public private(set) var shortfallFrames: UInt64 = 0
 
-    private let handle: OpaquePointer
+    /// libsoxr (`.fixedRatio`, `.variableRatio`); nil for `.lowLatencyVariableRatio`.
+    private let soxr: OpaquePointer?
+    /// libsoxr's input demand and latency (unused by `.lowLatencyVariableRatio`).
     private var account: ResamplerFrameAccount
+    /// libsamplerate (`.lowLatencyVariableRatio`); nil otherwise.
+    private var samplerate: SamplerateEngine?
     /// Zeros: priming input, and a valid pointer for empty input (libsoxr reads a null input as end of stream).
     private let silence: UnsafeMutableBufferPointer<Float>
     /// Warm-up output, and a valid pointer for empty output.
     private let scratch: UnsafeMutableBufferPointer<Float>
 
     /// Output frames kept held inside the resampler in steady state (its latency less `filterDelayFrames`):
-    /// the most libsoxr holds back in this configuration, measured at init, plus a margin. Realtime-safe: yes.
-    public var leadFrames: Double { account.leadFrames }
+    /// the most libsoxr holds back in this configuration, measured at init, plus a margin; for
+    /// `.lowLatencyVariableRatio`, the most held right after a period: libsamplerate's lookahead (its filter's
+    /// half-length plus one, measured at init) less one frame. Realtime-safe: yes.
+    public var leadFrames: Double {
+        if let engine = samplerate { return Double(engine.position.lookaheadFrames) / nominalRatio - 1 }
+        return account.leadFrames
+    }
 
     /// The latency the resampler adds now, in output frames: the input held (given so far, in output frames,
-    /// minus output produced) after the last `process`, plus `filterDelayFrames` (see the type's
-    /// documentation). Realtime-safe: yes.
-    public var delayFrames: Double { account.heldFrames + filterDelayFrames }
+    /// minus output produced; for `.lowLatencyVariableRatio`, minus the position of the next output frame) after
+    /// the last `process`, plus `filterDelayFrames` (see the type's documentation). Realtime-safe: yes.
+    public var delayFrames: Double {
+        if let engine = samplerate { return engine.heldInputFrames * engine.ratio + filterDelayFrames }
+        return account.heldFrames + filterDelayFrames
+    }
 
     /// The ratio in effect, input frames per output frame: `nominalRatio × correction`. Realtime-safe: yes.
     public var ratio: Double { nominalRatio * correction }
 
-    /// Creates, calibrates, primes and warms up a resampler. Control plane only (allocates, and runs libsoxr on
-    /// about a second of silence: a few milliseconds).
+    /// Creates, calibrates, primes and warms up a resampler. Control plane only (allocates, and runs the library
+    /// on about a second of silence: a few milliseconds).
     ///
     /// - Parameters:
     ///   - inputRate, outputRate: in `supportedRates`.
     ///   - channels: interleaved channels per frame (≥ 1).
     ///   - maximumOutputFrames: the largest period the device will ask for (1…65 536).
-    ///   - mode: `.fixedRatio`, or `.variableRatio` with a correction range in (0, 10 000] ppm.
-    /// - Throws: `.invalidConfiguration` for parameters out of range; `.creationFailed` with libsoxr's message if
-    ///   libsoxr refuses them or calibration fails.
+    ///   - mode: `.fixedRatio`, or `.variableRatio` or `.lowLatencyVariableRatio` with a correction range in
+    ///     (0, 10 000] ppm.
+    /// - Throws: `.invalidConfiguration` for parameters out of range; `.creationFailed` with the library's message
+    ///   if it refuses them or calibration fails.
     public init(
         inputRate: Int, outputRate: Int, channels: Int, maximumOutputFrames: Int, mode: Mode
     ) throws(ResamplerError) {
@@ -133,7 +171,7 @@ public struct Resampler: ~Copyable {
             throw ResamplerError(.invalidConfiguration, "period outside 1...65536 frames")
         }
         var correctionLimit = 0.0
-        if case .variableRatio(let ppm) = mode {
+        if let ppm = mode.correctionRangePPM {
             guard ppm > 0, ppm <= Self.maximumCorrectionRangePPM else {
                 throw ResamplerError(.invalidConfiguration, "correction range outside (0, 10000] ppm")
             }
@@ -143,33 +181,26 @@ public struct Resampler: ~Copyable {
         let maximumInputFrames =
             Int((Double(maximumOutputFrames) * nominalRatio * (1 + correctionLimit)).rounded(.up)) + 2
 
-        let (heldAtMost, filterDelay) = try Self.calibrate(
-            inputRate: inputRate, outputRate: outputRate, nominalRatio: nominalRatio, mode: mode)
-        // Margin over the calibration: 16 output frames, plus 32 input frames (upsampling engines emit in
-        // steps of several output frames per input frame), plus slack for a drifting ratio.
-        let lead = (heldAtMost * (1 + correctionLimit) + 16 + 32 / nominalRatio).rounded(.up)
-
-        let handle = try Self.makeSoxr(
-            inputRate: inputRate, outputRate: outputRate, nominalRatio: nominalRatio, channels: channels, mode: mode)
         let silenceFrames = max(maximumInputFrames, 1_024)
         let silence = UnsafeMutableBufferPointer<Float>.allocate(capacity: silenceFrames * channels)
         silence.initialize(repeating: 0)
         let scratch = UnsafeMutableBufferPointer<Float>.allocate(capacity: maximumOutputFrames * channels)
         scratch.initialize(repeating: 0)
-
-        // Prime: `lead` output frames' worth of silence, left inside libsoxr (no output taken).
-        var primed = 0
-        let primingFrames = Int((lead * nominalRatio).rounded(.up))
-        while primed < primingFrames {
-            let count = min(silenceFrames, primingFrames - primed)
-            let error = soxr_process(handle, silence.baseAddress, count, nil, scratch.baseAddress, 0, nil)
-            if let error {
-                soxr_delete(handle)
-                silence.deallocate()
-                scratch.deallocate()
-                throw ResamplerError(.creationFailed, soxr: error)
+        let backend: Backend
+        do throws(ResamplerError) {
+            if case .lowLatencyVariableRatio = mode {
+                backend = try Self.makeSamplerate(
+                    channels: channels, nominalRatio: nominalRatio, correctionLimit: correctionLimit,
+                    maximumInputFrames: maximumInputFrames)
+            } else {
+                backend = try Self.makePrimedSoxr(
+                    inputRate: inputRate, outputRate: outputRate, nominalRatio: nominalRatio, channels: channels,
+                    mode: mode, correctionLimit: correctionLimit, silence: silence, scratch: scratch)
             }
-            primed += count
+        } catch {
+            silence.deallocate()
+            scratch.deallocate()
+            throw error
         }
 
         self.inputRate = inputRate
@@ -179,39 +210,49 @@ public struct Resampler: ~Copyable {
         self.maximumOutputFrames = maximumOutputFrames
         self.maximumInputFrames = maximumInputFrames
         self.nominalRatio = nominalRatio
-        self.engine = String(cString: soxr_engine(handle))
-        self.filterDelayFrames = filterDelay
-        self.handle = handle
+        self.engine = backend.name
+        self.filterDelayFrames = backend.filterDelayFrames
+        self.soxr = backend.soxr
+        self.samplerate = backend.samplerate
         self.silence = silence
         self.scratch = scratch
-        account = ResamplerFrameAccount(leadFrames: lead, heldFrames: Double(primingFrames) / nominalRatio)
+        account = backend.account
 
         warmUp(correctionLimit: correctionLimit)
     }
 
     deinit {
-        soxr_delete(handle)
+        if let soxr { soxr_delete(soxr) }
+        if let samplerate { samplerate.free() }
         silence.deallocate()
         scratch.deallocate()
     }
 
     /// Input frames the next `process` call needs to produce `frames` output frames and keep `leadFrames` held:
     /// `frames × ratio`, give or take one frame of carried fraction; 0 if enough is held already. Capped at
-    /// `maximumInputFrames` (reached only after callers gave less than asked).
+    /// `maximumInputFrames` (reached only after callers gave less than asked). For `.lowLatencyVariableRatio`,
+    /// exactly the input that lets libsamplerate compute the period's last frame (one frame less would leave the
+    /// period a frame short), following the ratio's transition in progress.
     /// Realtime-safe: yes. Device thread.
     public func inputFramesNeeded(forOutputFrames frames: Int) -> Int {
         precondition(frames >= 0 && frames <= maximumOutputFrames)
+        if let engine = samplerate {
+            return min(maximumInputFrames, engine.inputFramesNeeded(forOutputFrames: frames))
+        }
         return min(maximumInputFrames, account.inputFramesNeeded(forOutputFrames: frames, ratio: ratio))
     }
 
     /// Resamples: takes all `inputFrames` frames of `input` and writes exactly `outputFrames` frames to `output`
     /// (interleaved, `channels` samples a frame).
     ///
-    /// Give it what `inputFramesNeeded(forOutputFrames: outputFrames)` asked for. Less input can leave libsoxr
-    /// short: the missing output frames are silence, counted in `shortfallFrames`. More input is taken and held
-    /// (it adds latency, shown by `delayFrames`, and lowers the next demands).
-    /// - Throws: `.processingFailed` with libsoxr's message if `soxr_process` fails (it does not in practice:
-    ///   libsoxr only reports errors recorded by earlier calls). Allocates nothing, even when throwing.
+    /// Give it what `inputFramesNeeded(forOutputFrames: outputFrames)` asked for. Less input can leave the
+    /// library short: the missing output frames are silence, counted in `shortfallFrames`. More input is taken and
+    /// held (it adds latency, shown by `delayFrames`, and lowers the next demands).
+    /// - Precondition (`.lowLatencyVariableRatio`): at most four periods' worth of surplus input is held at a
+    ///   time (its staging buffer is sized at init; callers that give what is asked hold none).
+    /// - Throws: `.processingFailed` with the library's message if `soxr_process` or `src_process` fails (they do
+    ///   not in practice: libsoxr only reports errors recorded by earlier calls, libsamplerate only a corrupt
+    ///   state). Allocates nothing, even when throwing.
     /// Realtime-safe: yes. Device thread.
     @discardableResult
     public mutating func process(
@@ -224,45 +265,56 @@ public struct Resampler: ~Copyable {
         let source = inputFrames > 0 ? input.baseAddress! : UnsafePointer(silence.baseAddress!)
         let destination = outputFrames > 0 ? output.baseAddress! : scratch.baseAddress!
         var produced = 0
-        if let error = soxr_process(handle, source, inputFrames, nil, destination, outputFrames, &produced) {
-            throw ResamplerError(.processingFailed, soxr: error)
+        if samplerate != nil {
+            produced = try samplerate!.process(
+                input: source, inputFrames: inputFrames, output: destination, outputFrames: outputFrames)
+        } else {
+            if let error = soxr_process(soxr!, source, inputFrames, nil, destination, outputFrames, &produced) {
+                throw ResamplerError(.processingFailed, soxr: error)
+            }
+            account.record(inputFrames: inputFrames, outputFrames: produced, ratio: ratio)
         }
         if produced < outputFrames {
             for index in (produced * channels)..<(outputFrames * channels) { output[index] = 0 }
             shortfallFrames &+= UInt64(outputFrames - produced)
         }
-        account.record(inputFrames: inputFrames, outputFrames: produced, ratio: ratio)
         return Result(consumedFrames: inputFrames, producedFrames: produced)
     }
 
     /// Sets the ratio correction for the coming periods: input frames per output frame ÷ `nominalRatio`, e.g.
     /// `DriftController.update`'s result. libsoxr moves to it linearly over the next `transitionFrames` output
     /// frames (`soxr_set_io_ratio`'s slew length; 0: at once), so changes of a few hundred ppm per period are
-    /// smooth.
+    /// smooth. libsamplerate (`.lowLatencyVariableRatio`) moves linearly too, each `process` call ramping to where
+    /// the transition will be at its end: a transition shorter than a call takes the whole call, and 0 is a step
+    /// (`src_set_ratio`).
     /// - Throws: `.correctionRejected` if the resampler is `.fixedRatio`, if |correction − 1| exceeds the range
-    ///   chosen at init (or is not finite), or with libsoxr's message if `soxr_set_io_ratio` fails. The
-    ///   correction in effect is then unchanged. Allocates nothing.
+    ///   chosen at init (or is not finite), or with the library's message if `soxr_set_io_ratio` or
+    ///   `src_set_ratio` fails. The correction in effect is then unchanged. Allocates nothing.
     /// Realtime-safe: yes. Device thread.
     public mutating func setCorrection(_ correction: Double, transitionFrames: Int) throws(ResamplerError) {
-        guard case .variableRatio(let ppm) = mode else {
+        guard let ppm = mode.correctionRangePPM else {
             throw ResamplerError(.correctionRejected, "a fixed-ratio resampler cannot change its ratio")
         }
         guard correction.isFinite, abs(correction - 1) <= ppm * 1e-6 * (1 + 1e-9) else {
             throw ResamplerError(.correctionRejected, "correction outside the range chosen at init")
         }
         precondition(transitionFrames >= 0)
-        if let error = soxr_set_io_ratio(handle, nominalRatio * correction, transitionFrames) {
+        if samplerate != nil {
+            try samplerate!.setRatio(1 / (nominalRatio * correction), transitionFrames: transitionFrames)
+        } else if let error = soxr_set_io_ratio(soxr!, nominalRatio * correction, transitionFrames) {
             throw ResamplerError(.correctionRejected, soxr: error)
         }
         self.correction = correction
     }
 
     /// Runs the steady-state protocol on silence until libsoxr's FIFOs have reached their working size, so the
-    /// device thread never sees them grow; for `.variableRatio`, half of it at each end of the correction range.
-    /// Grows the lead if a period came out short (the calibration's margin did not suffice). Init only.
+    /// device thread never sees them grow; for variable ratios, half of it at each end of the correction range.
+    /// Grows the lead if a period came out short (the calibration's margin did not suffice; for libsamplerate,
+    /// whose demand is exact, this would mean the measured lookahead is too short, and it grows by a frame).
+    /// Init only.
     private mutating func warmUp(correctionLimit: Double) {
         let frames = maximumOutputFrames
-        let totalFrames = max(4 * Int(account.leadFrames), outputRate / 2)
+        let totalFrames = max(4 * Int(leadFrames), outputRate / 2)
         let periods = (totalFrames + frames - 1) / frames
         for round in 0..<4 {
             var worstShortfall = 0
@@ -280,9 +332,54 @@ public struct Resampler: ~Copyable {
             if correctionLimit > 0 { try? setCorrection(1, transitionFrames: 0) }
             shortfallFrames = 0
             guard worstShortfall > 0, round < 3 else { break }
-            account = ResamplerFrameAccount(
-                leadFrames: account.leadFrames + Double(worstShortfall) + 16, heldFrames: account.heldFrames)
+            if samplerate != nil {
+                samplerate!.widenLookahead()
+            } else {
+                account = ResamplerFrameAccount(
+                    leadFrames: account.leadFrames + Double(worstShortfall) + 16, heldFrames: account.heldFrames)
+            }
         }
+    }
+
+    /// What `init` builds for the mode: one library's converter, calibrated and primed.
+    struct Backend {
+        var soxr: OpaquePointer?
+        var samplerate: SamplerateEngine?
+        /// libsoxr's demand and latency account (a placeholder for libsamplerate).
+        var account: ResamplerFrameAccount
+        var name: String
+        var filterDelayFrames: Double
+    }
+
+    /// libsoxr for `.fixedRatio` or `.variableRatio`, calibrated and primed with `lead` output frames' worth of
+    /// silence, left inside it (no output taken). `silence` and `scratch` are the resampler's (not released here).
+    private static func makePrimedSoxr(
+        inputRate: Int, outputRate: Int, nominalRatio: Double, channels: Int, mode: Mode, correctionLimit: Double,
+        silence: UnsafeMutableBufferPointer<Float>, scratch: UnsafeMutableBufferPointer<Float>
+    ) throws(ResamplerError) -> Backend {
+        let (heldAtMost, filterDelay) = try Self.calibrate(
+            inputRate: inputRate, outputRate: outputRate, nominalRatio: nominalRatio, mode: mode)
+        // Margin over the calibration: 16 output frames, plus 32 input frames (upsampling engines emit in
+        // steps of several output frames per input frame), plus slack for a drifting ratio.
+        let lead = (heldAtMost * (1 + correctionLimit) + 16 + 32 / nominalRatio).rounded(.up)
+
+        let handle = try Self.makeSoxr(
+            inputRate: inputRate, outputRate: outputRate, nominalRatio: nominalRatio, channels: channels, mode: mode)
+        let silenceFrames = silence.count / channels
+        var primed = 0
+        let primingFrames = Int((lead * nominalRatio).rounded(.up))
+        while primed < primingFrames {
+            let count = min(silenceFrames, primingFrames - primed)
+            if let error = soxr_process(handle, silence.baseAddress, count, nil, scratch.baseAddress, 0, nil) {
+                soxr_delete(handle)
+                throw ResamplerError(.creationFailed, soxr: error)
+            }
+            primed += count
+        }
+        return Backend(
+            soxr: handle, samplerate: nil,
+            account: ResamplerFrameAccount(leadFrames: lead, heldFrames: Double(primingFrames) / nominalRatio),
+            name: String(cString: soxr_engine(handle)), filterDelayFrames: filterDelay)
     }
 
     /// libsoxr, configured for `mode`, at the nominal ratio.
@@ -298,6 +395,8 @@ public struct Resampler: ~Copyable {
             var quality = soxr_quality_spec(UInt(SOXR_HQ), 0)
             handle = soxr_create(
                 Double(inputRate), Double(outputRate), UInt32(channels), &error, &io, &quality, &runtime)
+        case .lowLatencyVariableRatio:
+            preconditionFailure("the low-latency variable ratio runs on libsamplerate")
         case .variableRatio(let ppm):
             // libsoxr's variable-rate engine takes the largest I/O ratio it will see as input rate ÷ output rate.
             var quality = soxr_quality_spec(UInt(SOXR_HQ), UInt(SOXR_VR))
@@ -357,18 +456,10 @@ public struct Resampler: ~Copyable {
             fed += step
             if impulseAt < 0 { mostHeld = max(mostHeld, Double(fed) / nominalRatio - Double(produced)) }
         }
-        guard let peak = response.indices.max(by: { abs(response[$0]) < abs(response[$1]) }), response[peak] != 0
-        else { throw ResamplerError(.creationFailed, "calibration impulse did not come out") }
-        // Parabolic interpolation of the peak, for a fractional position (none at the edges: a pass-through).
-        var refinement = 0.0
-        if peak > 0, peak + 1 < response.count {
-            let before = Double(abs(response[peak - 1]))
-            let at = Double(abs(response[peak]))
-            let after = Double(abs(response[peak + 1]))
-            let curvature = before - 2 * at + after
-            if curvature < 0 { refinement = 0.5 * (before - after) / curvature }
+        guard let peak = interpolatedPeak(of: response, in: response.indices) else {
+            throw ResamplerError(.creationFailed, "calibration impulse did not come out")
         }
-        let filterDelay = Double(producedBeforeImpulse + peak) + refinement - Double(impulseAt) / nominalRatio
+        let filterDelay = Double(producedBeforeImpulse) + peak - Double(impulseAt) / nominalRatio
         return (mostHeld, filterDelay)
     }
 }

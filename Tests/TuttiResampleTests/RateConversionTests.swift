@@ -3,8 +3,9 @@ import TuttiAnalysis
 import TuttiResample
 import XCTest
 
-/// Fixed-ratio conversion 44.1 ↔ 48 kHz of a 1 kHz tone, driven like a device thread (64-frame stereo periods):
-/// the tone arrives at 1 kHz, clean, every period complete; in Float and through 24-bit PCM on both sides.
+/// Conversion 44.1 ↔ 48 kHz of a 1 kHz tone, driven like a device thread (64-frame stereo periods): the tone
+/// arrives at 1 kHz, clean, every period complete; in Float and through 24-bit PCM on both sides. Fixed ratio
+/// (libsoxr) and the low-latency variable ratio (libsamplerate) at its nominal ratio.
 final class RateConversionTests: XCTestCase {
     let periodFrames = 64
     let channels = 2
@@ -14,13 +15,14 @@ final class RateConversionTests: XCTestCase {
     /// was complete.
     @discardableResult
     func convert(
-        from inputRate: Int, to outputRate: Int, pcm24: Bool, file: StaticString = #filePath, line: UInt = #line
+        from inputRate: Int, to outputRate: Int, pcm24: Bool, mode: Resampler.Mode = .fixedRatio,
+        file: StaticString = #filePath, line: UInt = #line
     )
         throws -> DistortionReport
     {
         var resampler = try Resampler(
             inputRate: inputRate, outputRate: outputRate, channels: channels, maximumOutputFrames: periodFrames,
-            mode: .fixedRatio)
+            mode: mode)
         var input = tone(frequency: 1_000, rate: inputRate, frames: inputRate * 3 / 2, channels: channels)
         if pcm24 { input = quantized24(input) }
         let outputFrames = outputRate * 3 / 2 + Int(resampler.leadFrames) + outputRate / 10
@@ -62,6 +64,22 @@ final class RateConversionTests: XCTestCase {
 
     func test48000To44100Through24BitPCM() throws {
         try convert(from: 48_000, to: 44_100, pcm24: true)
+    }
+
+    func testLowLatency44100To48000Float() throws {
+        try convert(from: 44_100, to: 48_000, pcm24: false, mode: .lowLatencyVariableRatio(maximumCorrectionPPM: 1_000))
+    }
+
+    func testLowLatency48000To44100Float() throws {
+        try convert(from: 48_000, to: 44_100, pcm24: false, mode: .lowLatencyVariableRatio(maximumCorrectionPPM: 1_000))
+    }
+
+    func testLowLatency44100To48000Through24BitPCM() throws {
+        try convert(from: 44_100, to: 48_000, pcm24: true, mode: .lowLatencyVariableRatio(maximumCorrectionPPM: 1_000))
+    }
+
+    func testLowLatency48000To44100Through24BitPCM() throws {
+        try convert(from: 48_000, to: 44_100, pcm24: true, mode: .lowLatencyVariableRatio(maximumCorrectionPPM: 1_000))
     }
 
     /// The extremes of the supported range in both directions: every period complete, the tone at 1 kHz.

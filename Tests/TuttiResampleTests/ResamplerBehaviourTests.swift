@@ -7,26 +7,35 @@ import XCTest
 final class ResamplerBehaviourTests: XCTestCase {
     let periodFrames = 64
 
-    /// Variable-ratio mode at a constant correction of ±200 ppm (48 → 48 kHz) and at the nominal ratio
+    /// Both variable-ratio modes at a constant correction of ±200 ppm (48 → 48 kHz) and at the nominal ratio
     /// (44.1 → 48 kHz): a clean tone at 1 kHz × correction.
     func testVariableRatioAtConstantCorrectionIsClean() throws {
-        for (inputRate, correction) in [(48_000, 1.0002), (48_000, 0.9998), (44_100, 1.0)] {
-            var resampler = try Resampler(
-                inputRate: inputRate, outputRate: 48_000, channels: 2, maximumOutputFrames: periodFrames,
-                mode: .variableRatio(maximumCorrectionPPM: 1_000))
-            let input = tone(frequency: 1_000, rate: inputRate, frames: inputRate, channels: 2)
-            let run = runDevice(
-                &resampler, input: input, periodFrames: periodFrames, outputFrames: 48_000 + 2_400,
-                correction: { _ in correction })
-            XCTAssertEqual(run.incompletePeriods, 0)
-            let report = try XCTUnwrap(DistortionAnalysis.analyze(channel(run.output, 0, of: 2), sampleRate: 48_000))
-            print(
-                "variable \(inputRate) → 48000 Hz, correction \(correction): \(report.frequency) Hz, "
-                    + "THD+N \(report.thdPlusNoiseDecibels) dB; engine \(resampler.engine), lead \(resampler.leadFrames)"
-            )
-            XCTAssertEqual(report.frequency, 1_000 * correction, accuracy: 0.01)
-            XCTAssertLessThan(report.thdPlusNoiseDecibels, -80)
+        let modes: [Resampler.Mode] = [
+            .variableRatio(maximumCorrectionPPM: 1_000), .lowLatencyVariableRatio(maximumCorrectionPPM: 1_000),
+        ]
+        for mode in modes {
+            for (inputRate, correction) in [(48_000, 1.0002), (48_000, 0.9998), (44_100, 1.0)] {
+                try checkConstantCorrection(mode: mode, inputRate: inputRate, correction: correction)
+            }
         }
+    }
+
+    /// One run of `testVariableRatioAtConstantCorrectionIsClean`: one second of tone.
+    func checkConstantCorrection(mode: Resampler.Mode, inputRate: Int, correction: Double) throws {
+        var resampler = try Resampler(
+            inputRate: inputRate, outputRate: 48_000, channels: 2, maximumOutputFrames: periodFrames, mode: mode)
+        let input = tone(frequency: 1_000, rate: inputRate, frames: inputRate, channels: 2)
+        let run = runDevice(
+            &resampler, input: input, periodFrames: periodFrames, outputFrames: 48_000 + 2_400,
+            correction: { _ in correction })
+        XCTAssertEqual(run.incompletePeriods, 0)
+        let report = try XCTUnwrap(DistortionAnalysis.analyze(channel(run.output, 0, of: 2), sampleRate: 48_000))
+        print(
+            "variable \(inputRate) → 48000 Hz, correction \(correction): \(report.frequency) Hz, "
+                + "THD+N \(report.thdPlusNoiseDecibels) dB; engine \(resampler.engine), lead \(resampler.leadFrames)"
+        )
+        XCTAssertEqual(report.frequency, 1_000 * correction, accuracy: 0.01)
+        XCTAssertLessThan(report.thdPlusNoiseDecibels, -80)
     }
 
     /// Steps of several hundred ppm (crossing ratio 1, where libsoxr's variable-rate engine switches filter
@@ -112,11 +121,7 @@ final class ResamplerBehaviourTests: XCTestCase {
         let input = [Float](repeating: 0.25, count: resampler.maximumInputFrames)
         var output = [Float](repeating: 1, count: periodFrames)
         func step(_ frames: Int) throws -> Resampler.Result {
-            try input.withUnsafeBufferPointer { input in
-                try output.withUnsafeMutableBufferPointer { output in
-                    try resampler.process(input: input, inputFrames: frames, output: output, outputFrames: periodFrames)
-                }
-            }
+            try process(&resampler, input, inputFrames: frames, into: &output, outputFrames: periodFrames)
         }
         XCTAssertEqual(try step(asked + 2).producedFrames, periodFrames)
         XCTAssertEqual(resampler.delayFrames, before + Double(asked + 2 - periodFrames), accuracy: 1e-9)

@@ -38,10 +38,12 @@ struct DeviceRun {
 
 /// Drives `resampler` as a device thread does: each period of `periodFrames` output frames it asks for
 /// `inputFramesNeeded`, takes that many frames from `input` (silence once `input` is used up) and processes them.
-/// `correction`, if given, is set before each period (with a one-period transition).
+/// `correction`, if given, is set before each period (with a transition of `transitionFrames`, by default one
+/// period).
 func runDevice(
     _ resampler: inout Resampler, input: [Float], periodFrames: Int, outputFrames: Int,
-    correction: ((_ period: Int) -> Double)? = nil, file: StaticString = #filePath, line: UInt = #line
+    correction: ((_ period: Int) -> Double)? = nil, transitionFrames: Int? = nil, file: StaticString = #filePath,
+    line: UInt = #line
 ) -> DeviceRun {
     let channels = resampler.channels
     var run = DeviceRun()
@@ -52,7 +54,9 @@ func runDevice(
     var index = 0
     while run.output.count < outputFrames * channels {
         if let correction {
-            do { try resampler.setCorrection(correction(index), transitionFrames: periodFrames) } catch {
+            do {
+                try resampler.setCorrection(correction(index), transitionFrames: transitionFrames ?? periodFrames)
+            } catch {
                 XCTFail("setCorrection: \(error)", file: file, line: line)
             }
         }
@@ -78,4 +82,16 @@ func runDevice(
         index += 1
     }
     return run
+}
+
+/// One `process` call from and into arrays: the first `inputFrames` frames of `input` in, `outputFrames` frames
+/// out to the start of `output`.
+func process(
+    _ resampler: inout Resampler, _ input: [Float], inputFrames: Int, into output: inout [Float], outputFrames: Int
+) throws -> Resampler.Result {
+    try input.withUnsafeBufferPointer { input in
+        try output.withUnsafeMutableBufferPointer { output in
+            try resampler.process(input: input, inputFrames: inputFrames, output: output, outputFrames: outputFrames)
+        }
+    }
 }

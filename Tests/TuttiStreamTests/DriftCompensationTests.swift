@@ -18,6 +18,8 @@ import XCTest
 /// second run: two minutes of a 1 kHz tone through the real `Packetizer`, `JitterBuffer`, `Resampler` (libsoxr)
 /// and controller, where every period must come out complete (no resampler shortfall: the accounting holds), the
 /// buffer never runs dry, and `ToneAnalysis` finds the tone at 1 kHz × (1 + drift), with no gap and no click.
+/// The two minutes run twice: through libsoxr (`.variableRatio`) and through libsamplerate
+/// (`.lowLatencyVariableRatio`, about 20 frames of resampler latency instead of about 290).
 ///
 /// The controller is fed `DriftController.interpolatedLevel` (the level plus the frames since the newest
 /// packet arrived), as a receiver that stamps arrivals can; a third run feeds it the raw, packet-quantized level.
@@ -170,8 +172,11 @@ final class DriftCompensationTests: XCTestCase {
         }
     }
 
-    /// Two minutes of real audio (see the type's documentation).
-    func checkRealAudio(driftPPM: Double, file: StaticString = #filePath, line: UInt = #line) throws {
+    /// Two minutes of real audio (see the type's documentation) through a resampler in `mode`.
+    func checkRealAudio(
+        driftPPM: Double, mode: Resampler.Mode = .variableRatio(maximumCorrectionPPM: 1_000),
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         let format = streamFormat
         let channels = format.channels
         let period = Self.periodFrames
@@ -182,8 +187,7 @@ final class DriftCompensationTests: XCTestCase {
             initialTimestamp: 4_000_000_000)
         var tone = ToneGenerator(frequency: 1_000, amplitude: 0.5, sampleRate: Self.rate)
         var resampler = try Resampler(
-            inputRate: Self.rate, outputRate: Self.rate, channels: channels, maximumOutputFrames: period,
-            mode: .variableRatio(maximumCorrectionPPM: 1_000))
+            inputRate: Self.rate, outputRate: Self.rate, channels: channels, maximumOutputFrames: period, mode: mode)
         var controller = DriftController(.init(sampleRate: Self.rate, periodFrames: period))
         let senderPeriod = UnsafeMutableBufferPointer<Float>.allocate(capacity: Self.packetFrames * channels)
         let input = UnsafeMutableBufferPointer<Float>.allocate(capacity: resampler.maximumInputFrames * channels)
@@ -249,7 +253,8 @@ final class DriftCompensationTests: XCTestCase {
         // Once settled the output pitch is the sender's: 1 kHz on its clock is 1 kHz × (1 + drift) on ours.
         let lastMinute = ToneAnalysis.analyze(Array(recording.suffix(60 * Self.rate)), sampleRate: Self.rate)
         print(
-            "two minutes at \(driftPPM) ppm through soxr: level \(minLevel)...\(maxLevel) after \(Self.settleSeconds) s; "
+            "two minutes at \(driftPPM) ppm through \(resampler.engine) (delay \(resampler.delayFrames) frames): level "
+                + "\(minLevel)...\(maxLevel) after \(Self.settleSeconds) s; "
                 + "estimate \(controller.driftEstimatePPM) ppm (error \(controller.driftEstimatePPM - driftPPM)); tone "
                 + "\(report.frequency) Hz, last minute \(lastMinute.frequency) Hz (expected "
                 + "\(1_000 * (1 + driftPPM * 1e-6))), \(report.discontinuities) "
@@ -277,5 +282,13 @@ final class DriftCompensationTests: XCTestCase {
 
     func testTwoMinutesThroughSoxrSenderSlowBy200ppm() throws {
         try checkRealAudio(driftPPM: -200)
+    }
+
+    func testTwoMinutesThroughLowLatencySamplerateSenderFastBy200ppm() throws {
+        try checkRealAudio(driftPPM: 200, mode: .lowLatencyVariableRatio(maximumCorrectionPPM: 1_000))
+    }
+
+    func testTwoMinutesThroughLowLatencySamplerateSenderSlowBy200ppm() throws {
+        try checkRealAudio(driftPPM: -200, mode: .lowLatencyVariableRatio(maximumCorrectionPPM: 1_000))
     }
 }

@@ -12,7 +12,8 @@ import TuttiWire
 ///   `frames` frames into `output` and publishes the buffer's counters (relaxed atomics).
 ///
 /// **Rate conversion and drift.** With `outputSampleRate` different from the stream's rate, or with drift
-/// compensation on, the buffer's audio goes through a variable-ratio `Resampler`: each period takes as many
+/// compensation on, the buffer's audio goes through a low-latency variable-ratio `Resampler` (libsamplerate,
+/// 0.4 ms): each period takes as many
 /// stream frames as the device period needs, and a `DriftController` steers the ratio so that the buffer's
 /// latency (measured against the fastest recent packet) stays at its target while the sender's sample clock
 /// and the receiver's drift apart. The resampler's delay is counted in the latency.
@@ -73,9 +74,9 @@ public final class StreamReceiver: @unchecked Sendable {
             do throws(ResamplerError) {
                 resampler = Optional(try Resampler(
                     inputRate: format.sampleRate, outputRate: outputRate, channels: format.channels,
-                    maximumOutputFrames: maxPeriodFrames, mode: .variableRatio(maximumCorrectionPPM: 1_000)))
+                    maximumOutputFrames: maxPeriodFrames, mode: .lowLatencyVariableRatio(maximumCorrectionPPM: 1_000)))
             } catch {
-                preconditionFailure("libsoxr refused a supported conversion \(format.sampleRate) → \(outputRate) Hz: \(error)")
+                preconditionFailure("the resampler refused a supported conversion \(format.sampleRate) → \(outputRate) Hz: \(error)")
             }
         }
         resamples = outputRate != format.sampleRate || driftCompensation

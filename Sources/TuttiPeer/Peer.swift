@@ -226,6 +226,13 @@ public actor Peer {
             }
             endpoint = reached
         } catch {
+            // The offer may have reached the receiver and only its answer been lost or late: tell every
+            // address of it to drop the connection, so that nothing is left half-connected.
+            await withDiscardingTaskGroup { group in
+                for destination in request.destinationEndpoints {
+                    group.addTask { await Self.notify(destination, of: connectionID, reason: "the offer's answer did not arrive") }
+                }
+            }
             return .failure(ControlFailure(error.code, "cannot reach \(request.destination.peer): \(error.message)"))
         }
 

@@ -84,26 +84,28 @@ public struct PacketLossConcealer: ~Copyable {
     /// Starts concealing: picks the period to repeat from the recent output. Realtime-safe.
     public mutating func beginGap() {
         generated = 0
-        guard historyCount >= minPeriod + window else {
+        // Early in a stream the history is short: compare fewer frames (at least 32).
+        let compared = min(window, historyCount - minPeriod)
+        guard compared >= 32 else {
             // Too little audio to repeat (the stream just started): fade from the last sample to silence.
             period = 0
             let last = historyCount > 0 ? sampleIndex(framesBack: 1) : -1
             for channel in 0..<channels { pattern[channel] = last >= 0 ? history[last + channel] : 0 }
             return
         }
-        let searchMax = min(maxPeriod, historyCount - window)
+        let searchMax = min(maxPeriod, historyCount - compared)
         // Every lag on every other frame (a lag a whole number of periods long can be odd: 7 periods of
         // 997 Hz are 337.0 frames), then refine around the best lag on every frame.
         var bestLag = minPeriod
         var bestScore = -Float.infinity
         for lag in minPeriod...searchMax {
-            let score = correlation(lag: lag, frameStride: 2)
+            let score = correlation(lag: lag, frames: compared, frameStride: 2)
             if score > bestScore { (bestScore, bestLag) = (score, lag) }
         }
         let coarse = bestLag
         bestScore = -Float.infinity
         for lag in max(minPeriod, coarse - 1)...min(searchMax, coarse + 1) {
-            let score = correlation(lag: lag, frameStride: 1)
+            let score = correlation(lag: lag, frames: compared, frameStride: 1)
             if score > bestScore { (bestScore, bestLag) = (score, lag) }
         }
         period = bestLag
@@ -113,8 +115,8 @@ public struct PacketLossConcealer: ~Copyable {
         }
     }
 
-    /// Normalized correlation of the last `window` frames with the `window` frames `lag` earlier.
-    private func correlation(lag: Int, frameStride: Int) -> Float {
+    /// Normalized correlation of the last `frames` frames with the `frames` frames `lag` earlier.
+    private func correlation(lag: Int, frames window: Int, frameStride: Int) -> Float {
         var cross: Float = 0
         var energyRecent: Float = 0
         var energyEarlier: Float = 0

@@ -63,7 +63,9 @@ public enum ToneAnalysis {
     ///   - samples: one channel, in [-1, 1].
     ///   - edgeFrames: frames at the start and end of the active span (and around gaps) excluded from the
     ///     discontinuity count, where fades are expected.
-    public static func analyze(_ samples: [Float], sampleRate: Int, edgeFrames: Int = 96) -> ToneReport {
+    ///   - settleFrames: frames after the tone starts that are left out of the gap, discontinuity and step
+    ///     figures (a receiver's start-up, while an adaptive buffer first measures the network).
+    public static func analyze(_ samples: [Float], sampleRate: Int, edgeFrames: Int = 96, settleFrames: Int = 0) -> ToneReport {
         var report = ToneReport(
             sampleRate: sampleRate, frames: samples.count, frequency: 0, rms: 0, peak: 0, activeStart: nil,
             activeEnd: nil, gaps: [], discontinuities: 0)
@@ -82,9 +84,10 @@ public enum ToneAnalysis {
         report.rms = (sumSquares / Double(last - first + 1)).squareRoot()
         report.peak = Double(peak)
 
-        // Gaps: silent runs inside the active span.
+        // Gaps: silent runs inside the active span (after the settling time).
         var runStart: Int?
-        for index in first...last {
+        let settled = min(last, first + settleFrames)
+        for index in settled...last {
             if abs(samples[index]) < silenceThreshold {
                 if runStart == nil { runStart = index }
             } else if let start = runStart {
@@ -95,9 +98,9 @@ public enum ToneAnalysis {
 
         report.frequency = zeroCrossingFrequency(samples, from: first, to: last, sampleRate: sampleRate)
         report.discontinuities = countDiscontinuities(
-            samples, from: first, to: last, gaps: report.gaps, frequency: report.frequency, sampleRate: sampleRate,
+            samples, from: settled, to: last, gaps: report.gaps, frequency: report.frequency, sampleRate: sampleRate,
             edgeFrames: edgeFrames)
-        measureSteps(samples, from: first, to: last, edgeFrames: edgeFrames, into: &report)
+        measureSteps(samples, from: settled, to: last, edgeFrames: edgeFrames, into: &report)
         return report
     }
 

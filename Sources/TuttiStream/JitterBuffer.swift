@@ -519,13 +519,18 @@ public struct JitterBuffer: ~Copyable {
             guard !inGap, crossfadeOffset < 0 else { return }
             concealer.beginGap()
             let period = concealer.repeatedPeriod
-            let skip = period > 0 ? (step / period) * period : step
+            // Small skips (up to 2.5 ms) are likelier to find every packet in the buffer; audio whose period
+            // is longer is skipped a whole number of its periods, up to 10 ms.
+            let smallStep = format.sampleRate / 400
+            let limit = min(abs(difference), period > 0 && period > smallStep ? format.sampleRate / 100 : smallStep)
+            let skip = period > 0 ? (limit / period) * period : limit
             // Only over audio that has arrived: never skip a missing packet (it would not be counted). When
-            // the audio's period is longer than the step, wait a second before looking again.
-            guard skip > 0, isPresent(from: playHead, frames: skip + frames) else {
+            // the audio's period is longer than the difference, wait a second before looking again.
+            guard skip > 0 else {
                 framesSinceLatencyChange = latencyChangeInterval - format.sampleRate
                 return
             }
+            guard isPresent(from: playHead, frames: skip + frames) else { return }
             playHead += Int64(skip)
             counters.skippedFrames &+= UInt64(skip)
             targetFrames = current - skip

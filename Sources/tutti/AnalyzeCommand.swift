@@ -22,6 +22,9 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Frames per packet, to count gaps in packets.", valueName: "FRAMES"))
     var packetFrames: Int = 64
 
+    @Option(help: ArgumentHelp("Leave the first SECONDS after the tone starts out of the gap and click figures (a receiver's start-up).", valueName: "SECONDS"))
+    var settle: Double = 0
+
     @Option(help: "Channel to analyse (0-based).")
     var channel: Int = 0
 
@@ -43,7 +46,8 @@ struct AnalyzeCommand: AsyncParsableCommand {
             do { audio = try WAVAudio.read(path: file) } catch { throw CLIError("cannot read \(error)") }
             guard channel >= 0, channel < audio.channels else { throw CLIError("\(file) has \(audio.channels) channels") }
             let samples = audio.channel(channel)
-            let report = ToneAnalysis.analyze(samples, sampleRate: audio.sampleRate)
+            guard settle >= 0, settle < 3600 else { throw CLIError("--settle must be between 0 and 3600 seconds") }
+            let report = ToneAnalysis.analyze(samples, sampleRate: audio.sampleRate, settleFrames: Int(settle * Double(audio.sampleRate)))
             var result = Result(file: file, report: report, missingPackets: report.missingPackets(packetFrames: packetFrames))
             if let reference {
                 let sent: WAVAudio

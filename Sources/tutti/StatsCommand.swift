@@ -36,6 +36,8 @@ struct StatsCommand: AsyncParsableCommand {
 
     struct Snapshot: Codable {
         var peer: String
+        /// When the peer answered (wall clock, seconds since 1970), for scripts that sample over time.
+        var time: Double
         var statistics: [ConnectionStatistics]
     }
 
@@ -52,7 +54,7 @@ struct StatsCommand: AsyncParsableCommand {
                 var snapshots = [Snapshot]()
                 for peer in peers {
                     if case .some((.statistics(let list), _)) = try? await ControlClient.send(.statistics, toAnyOf: peer.endpoints) {
-                        snapshots.append(Snapshot(peer: peer.name, statistics: list))
+                        snapshots.append(Snapshot(peer: peer.name, time: Date().timeIntervalSince1970, statistics: list))
                     }
                 }
                 if json {

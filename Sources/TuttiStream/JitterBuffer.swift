@@ -515,22 +515,23 @@ public struct JitterBuffer: ~Copyable {
             stretchRemaining = period > 0 ? max(1, (step + period / 2) / period) * period : step
             targetFrames = current + stretchRemaining
         } else {
-            // Lower only from clean playout: not in a gap nor in a crossfade.
-            guard !inGap, crossfadeOffset < 0 else { return }
+            // Lower only from clean playout: not in a gap nor in a crossfade, and only when the audio to skip
+            // has arrived (checked before the period search, which costs the most).
+            guard !inGap, crossfadeOffset < 0,
+                isPresent(from: playHead, frames: min(abs(difference), format.sampleRate / 100) + frames)
+            else { return }
             concealer.beginGap()
             let period = concealer.repeatedPeriod
-            // Small skips (up to 2.5 ms) are likelier to find every packet in the buffer; audio whose period
-            // is longer is skipped a whole number of its periods, up to 10 ms.
+            // Small skips (up to 2.5 ms) move the latency gently; audio whose period is longer is skipped a
+            // whole number of its periods, up to 10 ms.
             let smallStep = format.sampleRate / 400
             let limit = min(abs(difference), period > 0 && period > smallStep ? format.sampleRate / 100 : smallStep)
             let skip = period > 0 ? (limit / period) * period : limit
-            // Only over audio that has arrived: never skip a missing packet (it would not be counted). When
-            // the audio's period is longer than the difference, wait a second before looking again.
+            // When the audio's period is longer than the difference, wait a second before looking again.
             guard skip > 0 else {
                 framesSinceLatencyChange = latencyChangeInterval - format.sampleRate
                 return
             }
-            guard isPresent(from: playHead, frames: skip + frames) else { return }
             playHead += Int64(skip)
             counters.skippedFrames &+= UInt64(skip)
             targetFrames = current - skip

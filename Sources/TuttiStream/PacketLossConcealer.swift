@@ -11,7 +11,7 @@
 /// Usage on the device thread: `record` every output frame (played or concealed); at the first missing
 /// frame `beginGap()`, then `conceal` for as long as the gap lasts; after it, `continuation` while
 /// crossfading. Realtime-safe: every call (no allocation, lock or log after `init`; the period search at
-/// the start of a gap is bounded: every lag over every other frame, then three lags in full).
+/// the start of a gap is bounded: every lag over every fourth frame, then three lags in full).
 /// Thread-safe: no (the device thread owns it).
 public struct PacketLossConcealer: ~Copyable {
     public let channels: Int
@@ -94,12 +94,12 @@ public struct PacketLossConcealer: ~Copyable {
             return
         }
         let searchMax = min(maxPeriod, historyCount - compared)
-        // Every lag on every other frame (a lag a whole number of periods long can be odd: 7 periods of
+        // Every lag on every fourth frame (a lag a whole number of periods long can be odd: 7 periods of
         // 997 Hz are 337.0 frames), then refine around the best lag on every frame.
         var bestLag = minPeriod
         var bestScore = -Float.infinity
         for lag in minPeriod...searchMax {
-            let score = correlation(lag: lag, frames: compared, frameStride: 2)
+            let score = correlation(lag: lag, frames: compared, frameStride: 4)
             if score > bestScore { (bestScore, bestLag) = (score, lag) }
         }
         let coarse = bestLag

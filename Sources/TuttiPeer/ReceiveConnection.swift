@@ -106,6 +106,7 @@ final class ReceiveConnection: @unchecked Sendable {
             latencyMilliseconds: figures.latencyNanoseconds.map { Double($0) / 1e6 })
         statistics.latencyChanges = figures.latencyChanges
         statistics.fecRecoveredFrames = figures.fecRecoveredFrames
+        statistics.packetsPending = figures.pendingMissing
         statistics.bitrate = format.opus?.bitrate
         if let drift = receiver.driftFigures() {
             statistics.driftPartsPerMillion = drift.partsPerMillion

@@ -198,6 +198,7 @@ public struct JitterBuffer: ~Copyable {
         var copy = counters
         copy.jitterFrames = jitter.frames
         copy.targetFrames = targetFrames
+        copy.pendingMissing = pendingMissing
         if state == .idle || state == .lost { copy.bufferedFrames = 0 }
         return copy
     }

@@ -35,6 +35,9 @@ public struct JitterBufferStatistics: Hashable, Sendable {
     /// The buffer's latency measured against the fastest recent packet (frames, fractional), while playing:
     /// what the adaptive target and drift compensation hold steady.
     public var measuredLatencyFrames: Double?
+    /// Packets the play head passed missing with nothing newer arrived yet: the stream's end, or losses not
+    /// yet confirmed (they become `lost` when a newer packet arrives). Concealed, like lost ones.
+    public var pendingMissing: UInt64 = 0
     /// Opus: frames recovered from the next packet's in-band FEC instead of concealed.
     public var fecRecoveredFrames: UInt64 = 0
 

@@ -225,6 +225,7 @@ final class PublishedJitterStatistics: @unchecked Sendable {
     private let stretchedFrames = Atomic<UInt64>(0)
     private let skippedFrames = Atomic<UInt64>(0)
     private let fecRecoveredFrames = Atomic<UInt64>(0)
+    private let pendingMissing = Atomic<UInt64>(0)
     private let stateCode = Atomic<Int>(0)
 
     /// Device thread.
@@ -247,6 +248,7 @@ final class PublishedJitterStatistics: @unchecked Sendable {
         stretchedFrames.store(statistics.stretchedFrames, ordering: .relaxed)
         skippedFrames.store(statistics.skippedFrames, ordering: .relaxed)
         fecRecoveredFrames.store(statistics.fecRecoveredFrames, ordering: .relaxed)
+        pendingMissing.store(statistics.pendingMissing, ordering: .relaxed)
         let code: Int
         switch state {
         case .idle: code = 0
@@ -276,6 +278,7 @@ final class PublishedJitterStatistics: @unchecked Sendable {
         statistics.stretchedFrames = stretchedFrames.load(ordering: .relaxed)
         statistics.skippedFrames = skippedFrames.load(ordering: .relaxed)
         statistics.fecRecoveredFrames = fecRecoveredFrames.load(ordering: .relaxed)
+        statistics.pendingMissing = pendingMissing.load(ordering: .relaxed)
         let latency = latencyNanoseconds.load(ordering: .relaxed)
         statistics.latencyNanoseconds = latency == .min ? nil : latency
         let state: JitterBufferState

@@ -257,6 +257,8 @@ public struct ConnectionStatistics: Hashable, Sendable, Codable {
     public var latencyChanges: UInt64 = 0
     public var stretchedMilliseconds: Double = 0
     public var skippedMilliseconds: Double = 0
+    /// Packets passed missing with nothing newer yet (the stream's end, or losses not yet confirmed).
+    public var packetsPending: UInt64 = 0
     /// Opus: frames recovered from the next packet's forward error correction (not concealed).
     public var fecRecoveredFrames: UInt64 = 0
     /// Opus: the encoder's bitrate in bits per second (nil for PCM).

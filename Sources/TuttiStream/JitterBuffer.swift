@@ -523,9 +523,9 @@ public struct JitterBuffer: ~Copyable {
             else { return }
             concealer.beginGap()
             let period = concealer.repeatedPeriod
-            // Small skips (up to 2.5 ms) move the latency gently; audio whose period is longer is skipped a
+            // Small skips (up to 5 ms) move the latency gently; audio whose period is longer is skipped a
             // whole number of its periods, up to 10 ms.
-            let smallStep = format.sampleRate / 400
+            let smallStep = format.sampleRate / 200
             let limit = min(abs(difference), period > 0 && period > smallStep ? format.sampleRate / 100 : smallStep)
             let skip = period > 0 ? (limit / period) * period : limit
             // When the audio's period is longer than the difference, wait a second before looking again.

@@ -25,6 +25,9 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Leave the first SECONDS after the tone starts out of the gap and click figures (a receiver's start-up).", valueName: "SECONDS"))
     var settle: Double = 0
 
+    @Option(name: .customLong("ignore-tail"), help: ArgumentHelp("Leave the last SECONDS of the file out (e.g. what a receiver concealed after the stream ended).", valueName: "SECONDS"))
+    var ignoreTail: Double = 0
+
     @Option(help: "Channel to analyse (0-based).")
     var channel: Int = 0
 
@@ -45,7 +48,8 @@ struct AnalyzeCommand: AsyncParsableCommand {
             let audio: WAVAudio
             do { audio = try WAVAudio.read(path: file) } catch { throw CLIError("cannot read \(error)") }
             guard channel >= 0, channel < audio.channels else { throw CLIError("\(file) has \(audio.channels) channels") }
-            let samples = audio.channel(channel)
+            guard ignoreTail >= 0, ignoreTail < 3600 else { throw CLIError("--ignore-tail must be between 0 and 3600 seconds") }
+            let samples = Array(audio.channel(channel).dropLast(Int(ignoreTail * Double(audio.sampleRate))))
             guard settle >= 0, settle < 3600 else { throw CLIError("--settle must be between 0 and 3600 seconds") }
             let report = ToneAnalysis.analyze(samples, sampleRate: audio.sampleRate, settleFrames: Int(settle * Double(audio.sampleRate)))
             var result = Result(file: file, report: report, missingPackets: report.missingPackets(packetFrames: packetFrames))

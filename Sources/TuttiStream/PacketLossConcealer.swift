@@ -95,12 +95,14 @@ public struct PacketLossConcealer: ~Copyable {
         }
         let searchMax = min(maxPeriod, historyCount - compared)
         // Every lag on every fourth frame (a lag a whole number of periods long can be odd: 7 periods of
-        // 997 Hz are 337.0 frames), then refine around the best lag on every frame.
+        // 997 Hz are 337.0 frames), then refine around the best lag on every frame. A longer lag must match
+        // measurably better (by 5·10⁻⁵) to win, so a steady tone repeats its own period rather than a
+        // multiple of it that only rounding favours: shorter patterns, and finer latency moves.
         var bestLag = minPeriod
         var bestScore = -Float.infinity
         for lag in minPeriod...searchMax {
             let score = correlation(lag: lag, frames: compared, frameStride: 4)
-            if score > bestScore { (bestScore, bestLag) = (score, lag) }
+            if score > bestScore + 5e-5 { (bestScore, bestLag) = (score, lag) }
         }
         let coarse = bestLag
         bestScore = -Float.infinity

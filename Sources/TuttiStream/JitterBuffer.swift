@@ -114,6 +114,9 @@ public struct JitterBuffer: ~Copyable {
     private var crossfadeAfterSkip = false
     /// The last packet the play head entered while it was missing (each is counted once).
     private var lastPassedMissing: Int64 = .min
+    /// The window's smallest transit (frames), as last computed, and the frames played since.
+    private var minimumTransit: Double?
+    private var framesSinceMinimumTransit = 0
     /// Adaptive: whether `targetFrames` has been set from the measured latency since the last anchor.
     private var targetMeasured = false
     /// Opus streams: the decoder, each slot's packet (decoded when the play head reaches it, in stream
@@ -346,6 +349,7 @@ public struct JitterBuffer: ~Copyable {
         inGap = false
         lastPassedMissing = .min
         targetMeasured = false
+        minimumTransit = nil
         crossfadeOffset = 0  // fade in from silence
         concealer.reset()
         counters.resynchronizations &+= 1
@@ -387,7 +391,14 @@ public struct JitterBuffer: ~Copyable {
         // The level the device finds when it comes to read: what the target latency is about.
         counters.bufferedFrames = max(0, Int(highestEnd - playHead))
         if format.adaptiveLatencyFrames != nil, state == .playing { followRecommendedLatency(now: now, frames: frames) }
-        if state == .playing, let minimum = latencyController.minimumTransitFrames() {
+        // The window's fastest transit, refreshed every 1024 frames (a pass over the window costs up to
+        // 2048 comparisons; drift moves it by a fraction of a frame in that time).
+        framesSinceMinimumTransit += frames
+        if framesSinceMinimumTransit >= 1_024 || minimumTransit == nil {
+            minimumTransit = latencyController.minimumTransitFrames()
+            framesSinceMinimumTransit = 0
+        }
+        if state == .playing, let minimum = minimumTransit {
             // The buffer's latency as the adaptive target counts it: behind the fastest recent packet's
             // arrival, plus one packet. Jitter moves it little (it is measured from the fastest packet);
             // a sender clock drifting against this one moves it steadily.

@@ -69,9 +69,7 @@ public struct AdaptiveLatencyController: ~Copyable {
     /// The smallest transit in the window and the `fraction` percentile of lateness above it, in frames
     /// (nil with fewer than 16 packets). Realtime-safe (a partial selection over the window).
     public func lateness(percentile fraction: Double = 0.99) -> (minimumTransitFrames: Double, percentileFrames: Double)? {
-        guard count >= 16 else { return nil }
-        var minimum = Double.infinity
-        for index in 0..<count { minimum = min(minimum, transits[index]) }
+        guard let minimum = minimumTransitFrames() else { return nil }
         for index in 0..<count { sorted[index] = transits[index] - minimum }
         let rank = min(count - 1, Int((Double(count - 1) * fraction).rounded(.up)))
         return (minimum, select(rank: rank, count: count))

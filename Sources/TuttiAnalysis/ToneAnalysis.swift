@@ -17,7 +17,9 @@ public struct Gap: Hashable, Sendable, Codable {
 public struct ToneReport: Hashable, Sendable, Codable {
     public var sampleRate: Int
     public var frames: Int
-    /// Frequency from interpolated zero crossings over the active span, in Hz (0 if no tone).
+    /// Frequency over the active span, in Hz (0 if no tone): first from interpolated zero crossings, then
+    /// refined by the median phase advance between 10 ms windows, so that concealed or spliced stretches
+    /// (a few windows) do not bend it.
     public var frequency: Double
     public var rms: Double
     public var peak: Double
@@ -96,7 +98,8 @@ public enum ToneAnalysis {
             }
         }
 
-        report.frequency = zeroCrossingFrequency(samples, from: first, to: last, sampleRate: sampleRate)
+        let estimate = zeroCrossingFrequency(samples, from: first, to: last, sampleRate: sampleRate)
+        report.frequency = phaseSlopeFrequency(samples, from: first, to: last, sampleRate: sampleRate, estimate: estimate)
         report.discontinuities = countDiscontinuities(
             samples, from: settled, to: last, gaps: report.gaps, frequency: report.frequency, sampleRate: sampleRate,
             edgeFrames: edgeFrames)
@@ -144,6 +147,45 @@ public enum ToneAnalysis {
         let kept = periods.filter { abs($0 - median) <= 0.25 * median }
         guard !kept.isEmpty else { return 0 }
         return Double(kept.count) * Double(sampleRate) / kept.reduce(0, +)
+    }
+
+    /// Refines `estimate` by the tone's phase: the phase at `estimate` of each 10 ms window (Hann-weighted)
+    /// advances by 2π·(f − estimate)·window per window, so the median advance between neighbouring windows
+    /// gives f. Windows at under half the median level (gaps, fades) are left out, and the median ignores the
+    /// few advances a concealment or a splice throws off. Returns `estimate` when too few windows remain.
+    static func phaseSlopeFrequency(_ samples: [Float], from start: Int, to end: Int, sampleRate: Int, estimate: Double) -> Double {
+        let window = sampleRate / 100
+        guard estimate > 0, window > 0, end - start + 1 >= 4 * window else { return estimate }
+        let omega = 2 * Double.pi * estimate / Double(sampleRate)
+        let taper = (0..<window).map { 0.5 - 0.5 * cos(2 * Double.pi * (Double($0) + 0.5) / Double(window)) }
+        var phases = [Double]()
+        var magnitudes = [Double]()
+        var windowStart = start
+        while windowStart + window <= end + 1 {
+            var real = 0.0
+            var imaginary = 0.0
+            for offset in 0..<window {
+                let index = windowStart + offset
+                let value = Double(samples[index]) * taper[offset]
+                let angle = omega * Double(index - start)
+                real += value * cos(angle)
+                imaginary -= value * sin(angle)
+            }
+            phases.append(atan2(imaginary, real))
+            magnitudes.append((real * real + imaginary * imaginary).squareRoot())
+            windowStart += window
+        }
+        let threshold = 0.5 * magnitudes.sorted()[magnitudes.count / 2]
+        var advances = [Double]()
+        for index in 1..<phases.count where magnitudes[index - 1] >= threshold && magnitudes[index] >= threshold {
+            var advance = phases[index] - phases[index - 1]
+            advance -= 2 * Double.pi * (advance / (2 * Double.pi)).rounded()
+            advances.append(advance)
+        }
+        guard advances.count >= 3 else { return estimate }
+        advances.sort()
+        let median = advances[advances.count / 2]
+        return estimate + median * Double(sampleRate) / (2 * Double.pi * Double(window))
     }
 
     /// Counts samples that break the recurrence x[n] = 2cos(ω)x[n−1] − x[n−2] that every sine obeys, by

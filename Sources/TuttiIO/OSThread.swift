@@ -6,25 +6,30 @@ import Musl
 
 /// A joinable POSIX thread, for the data plane (device clocks, network receivers, file writers), which
 /// must not run on Swift's cooperative pool. Control plane creates and joins; `body` runs on the new thread.
+/// Audio threads (`realtime: true`) run at `SCHED_FIFO` when `RealtimeScheduling` is enabled.
 public final class OSThread: @unchecked Sendable {
     private var handle: pthread_t
     private var joined = false
 
     private final class Start {
         let name: String
+        let realtime: Bool
         let body: @Sendable () -> Void
-        init(name: String, body: @escaping @Sendable () -> Void) {
+        init(name: String, realtime: Bool, body: @escaping @Sendable () -> Void) {
             self.name = name
+            self.realtime = realtime
             self.body = body
         }
     }
 
-    /// Starts `body` on a new thread; `name` identifies it in diagnostics.
-    public init(name: String, body: @escaping @Sendable () -> Void) {
-        let start = Unmanaged.passRetained(Start(name: name, body: body)).toOpaque()
+    /// Starts `body` on a new thread; `name` identifies it in diagnostics. `realtime`: an audio thread
+    /// (a device clock or a network receiver), scheduled as `RealtimeScheduling` says.
+    public init(name: String, realtime: Bool = false, body: @escaping @Sendable () -> Void) {
+        let start = Unmanaged.passRetained(Start(name: name, realtime: realtime, body: body)).toOpaque()
         var thread = pthread_t()
         let status = pthread_create(&thread, nil, { argument in
             let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
+            if start.realtime { RealtimeScheduling.applyToCurrentThread() }
             start.body()
             return nil
         }, start)

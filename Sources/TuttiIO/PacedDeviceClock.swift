@@ -11,14 +11,18 @@ import TuttiCore
 /// `process` once per period. Deadlines are computed from the start time in exact integer arithmetic, so
 /// the clock does not drift; nothing runs faster than real time.
 ///
-/// If the thread wakes more than `maxLatePeriods` late (a stalled machine), it skips the missed periods
-/// instead of bursting them and counts an overrun, as a sound card would drop them.
+/// A thread that wakes late (a busy or preempted machine) catches up: it runs the missed periods at once,
+/// so that the stream's timeline stays on the wall clock (a receiver's play head keeps its latency, a
+/// sender's packets keep their spacing in RTP time). Only when it is more than `maxLateFrames` (100 ms)
+/// behind, a stalled machine, does it skip the missed periods instead of bursting them, and count them as
+/// overruns, as a sound card would drop them.
 ///
 /// `start`/`stop` from the control plane; `process` runs on the clock's own thread.
 public final class PacedDeviceClock: @unchecked Sendable {
     public let sampleRate: Int
     public let periodFrames: Int
-    public let maxLatePeriods = 4
+    /// How far behind the thread may fall before it skips periods instead of catching up: 100 ms.
+    public var maxLateFrames: Int { sampleRate / 10 }
     private let name: String
     private let process: @Sendable (_ periodTime: HostTime, _ frames: Int) -> Void
     private let running = Atomic<Bool>(false)
@@ -37,14 +41,14 @@ public final class PacedDeviceClock: @unchecked Sendable {
         self.process = process
     }
 
-    /// Periods skipped because the thread woke too late.
+    /// Periods skipped because the thread woke more than `maxLateFrames` late. Any thread.
     public var overruns: UInt64 { overrunCount.load(ordering: .relaxed) }
 
     /// Starts ticking. Control plane; idempotent.
     public func start() {
         guard running.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
         let clock = MonotonicClock()
-        thread = OSThread(name: name) { [self] in
+        thread = OSThread(name: name, realtime: true) { [self] in
             let startTime = clock.now().nanoseconds
             var period: Int64 = 0
             let framesPerPeriod = Int64(periodFrames)
@@ -57,7 +61,7 @@ public final class PacedDeviceClock: @unchecked Sendable {
                 period += 1
                 let now = clock.now().nanoseconds
                 let behind = (now - deadline) * rate / (framesPerPeriod * 1_000_000_000)
-                if behind > Int64(maxLatePeriods) {
+                if behind * framesPerPeriod > Int64(maxLateFrames) {
                     period += behind - 1
                     overrunCount.add(UInt64(behind - 1), ordering: .relaxed)
                 }

@@ -52,6 +52,17 @@ public actor Peer {
             }
         }
         let id = try PeerIdentity.load(name: configuration.name, directory: configuration.stateDirectory)
+        if configuration.realtimePriority > 0 {
+            switch RealtimeScheduling.enable(priority: configuration.realtimePriority) {
+            case .granted(let priority):
+                logger.info("audio threads run at realtime priority \(priority) (SCHED_FIFO)")
+            case .refused(let reason):
+                logger.notice(
+                    "audio threads run at normal priority: realtime scheduling refused (\(reason)); for steady low latency allow it (root, or the audio group with an rtprio limit in /etc/security/limits.d/)")
+            }
+        } else {
+            RealtimeScheduling.disable()
+        }
         let server = try await ControlServer(port: configuration.controlPort)
         var link: LinkService?
         if let linkConfiguration = configuration.link {
@@ -185,8 +196,17 @@ public actor Peer {
     }
 
     private func statistics() -> [ConnectionStatistics] {
-        (sending.values.map { $0.connection.statistics() } + receiving.values.map { $0.connection.statistics() })
-            .sorted { $0.id.rawValue < $1.id.rawValue }
+        let sent = sending.values.map { entry in
+            var statistics = entry.connection.statistics()
+            statistics.deviceOverruns = entry.port.deviceOverruns
+            return statistics
+        }
+        let received = receiving.values.map { entry in
+            var statistics = entry.connection.statistics()
+            statistics.deviceOverruns = entry.port.deviceOverruns
+            return statistics
+        }
+        return (sent + received).sorted { $0.id.rawValue < $1.id.rawValue }
     }
 
     /// The RTP payload type of every stream this peer receives or sends to a standard receiver: the first

@@ -24,6 +24,9 @@ public struct PeerConfiguration: Sendable {
     /// Receivers resample each stream slightly so that their buffers stay level while the sender's sample
     /// clock and theirs drift apart (sound cards differ by up to a few hundred ppm).
     public var driftCompensation = true
+    /// `SCHED_FIFO` priority of the audio threads (device clocks, network receivers), as JACK runs its
+    /// own; 0: normal scheduling. Without the right to it, the peer says so and runs them normally.
+    public var realtimePriority: Int32 = PeerConfiguration.defaultRealtimePriority
     /// Time without media after which a receiving connection is reported lost.
     public var signalLossTimeout: Duration = .seconds(1)
     /// Join the shared beat clock (Ableton Link's protocol) on the network, and time media on it;
@@ -38,6 +41,10 @@ public struct PeerConfiguration: Sendable {
 }
 
 extension PeerConfiguration {
+    /// The audio threads' default realtime priority: above JACK's default clients (10), below the kernel's
+    /// own interrupt threads (50) would be too low for a busy machine, so 70, as PipeWire's data loop.
+    public static let defaultRealtimePriority: Int32 = 70
+
     /// `$XDG_STATE_HOME/tutti`, else `~/.local/state/tutti`, else `/tmp/tutti-state`.
     public static var defaultStateDirectory: String { PeerIdentity.defaultDirectory }
 }

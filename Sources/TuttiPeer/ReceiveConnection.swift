@@ -59,7 +59,7 @@ final class ReceiveConnection: @unchecked Sendable {
     func start() {
         let socket = socket
         let receiver = receiver
-        thread = OSThread(name: "tutti-recv") { [self] in
+        thread = OSThread(name: "tutti-recv", realtime: true) { [self] in
             let clock = MonotonicClock()
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: StreamLimits.maxDatagramBytes, alignment: 8)
             defer { buffer.deallocate() }

@@ -15,6 +15,10 @@ final class ReceiverPort: @unchecked Sendable {
     let periodFrames: Int
     private let table = ConnectionTable<ReceiveConnection>(capacity: 64)
     private var clock: PacedDeviceClock?
+
+    /// Periods the port's device clock skipped because its thread stalled for more than 100 ms (their
+    /// audio is lost). Control plane.
+    var deviceOverruns: UInt64 { clock?.overruns ?? 0 }
     private var writer: SinkWriter?
     private let mix: UnsafeMutableBufferPointer<Float>
     private(set) var activeSampleRate: Int?

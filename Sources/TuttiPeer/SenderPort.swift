@@ -14,6 +14,10 @@ final class SenderPort: @unchecked Sendable {
     private let periodFrames: Int
     private let table = ConnectionTable<SendConnection>(capacity: 64)
     private var clock: PacedDeviceClock?
+
+    /// Periods the port's device clock skipped because its thread stalled for more than 100 ms (their
+    /// audio is lost). Control plane.
+    var deviceOverruns: UInt64 { clock?.overruns ?? 0 }
     private var renderer: SourceRenderer?
     private var socket: UDPSocket?
     private var periodBuffer: UnsafeMutableBufferPointer<Float>

@@ -109,6 +109,9 @@ public struct JitterBuffer: ~Copyable {
     private var stretchRemaining = 0
     /// Frames played since the target last moved (changes are at least `latencyChangeInterval` apart).
     private var framesSinceLatencyChange = 0
+    /// The audio's period when the last attempt to lower could not (the period was longer than the
+    /// difference): smaller differences are not searched again for a second, larger ones at once.
+    private var unskippablePeriod = 0
     private let latencyChangeInterval: Int
     /// After a skip, real audio returns through the concealer's crossfade whatever the concealment mode.
     private var crossfadeAfterSkip = false
@@ -530,6 +533,7 @@ public struct JitterBuffer: ~Copyable {
             // Lower only from clean playout: not in a gap nor in a crossfade, and only when the audio to skip
             // has arrived (checked before the period search, which costs the most).
             guard !inGap, crossfadeOffset < 0,
+                abs(difference) >= unskippablePeriod || framesSinceLatencyChange >= format.sampleRate,
                 isPresent(from: playHead, frames: min(abs(difference), format.sampleRate / 100) + frames)
             else { return }
             concealer.beginGap()
@@ -539,9 +543,11 @@ public struct JitterBuffer: ~Copyable {
             let smallStep = format.sampleRate / 200
             let limit = min(abs(difference), period > 0 && period > smallStep ? format.sampleRate / 100 : smallStep)
             let skip = period > 0 ? (limit / period) * period : limit
-            // When the audio's period is longer than the difference, wait a second before looking again.
+            // When the audio's period is longer than the difference, look again in a second, or as soon as
+            // the difference has grown to a period (as when the jitter is leaving the window).
             guard skip > 0 else {
-                framesSinceLatencyChange = latencyChangeInterval - format.sampleRate
+                unskippablePeriod = period
+                framesSinceLatencyChange = 0
                 return
             }
             playHead += Int64(skip)

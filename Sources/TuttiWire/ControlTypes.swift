@@ -268,6 +268,9 @@ public struct ConnectionStatistics: Hashable, Sendable, Codable {
     /// applied (input frames per output frame); nil when the receiver does not compensate.
     public var driftPartsPerMillion: Double?
     public var resamplingRatio: Double?
+    /// Periods the port's device clock skipped because the machine stalled it (more than 100 ms): audio
+    /// lost at the device, for every connection of that port.
+    public var deviceOverruns: UInt64 = 0
 
     public init(
         id: ConnectionID, role: ConnectionRole, source: PortReference, destination: PortReference,

@@ -9,6 +9,7 @@ struct ConfigFile {
     var controlPort: UInt16?
     var period: Int?
     var conceal: String?
+    var realtimePriority: Int?
     var stateDirectory: String?
     var discovery: Bool?
     var link: Bool?
@@ -25,7 +26,7 @@ struct ConfigFile {
             throw CLIError("config \(path): \(error)")
         }
         var config = ConfigFile()
-        let known: Set<String> = ["name", "control-port", "period", "conceal", "state-dir", "discovery", "link", "peers", "sender", "receiver"]
+        let known: Set<String> = ["name", "control-port", "period", "conceal", "realtime-priority", "state-dir", "discovery", "link", "peers", "sender", "receiver"]
         if let unknown = table.keys.sorted().first(where: { !known.contains($0) }) {
             throw CLIError("config \(path): unknown key '\(unknown)' (known: \(known.sorted().joined(separator: ", ")))")
         }
@@ -36,6 +37,7 @@ struct ConfigFile {
         }
         config.period = try integer(table, "period", path)
         config.conceal = try string(table, "conceal", path)
+        config.realtimePriority = try integer(table, "realtime-priority", path)
         config.stateDirectory = try string(table, "state-dir", path)
         if let value = table["discovery"] {
             guard let flag = value.bool else { throw CLIError("config \(path): discovery must be true or false") }

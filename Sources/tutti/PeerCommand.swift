@@ -62,6 +62,11 @@ struct PeerCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-drift-compensation"), help: "Do not resample received streams to follow the sender's sample clock.")
     var noDriftCompensation = false
 
+    @Option(
+        name: .customLong("realtime-priority"),
+        help: ArgumentHelp("SCHED_FIFO priority of the audio threads (1–99, default 70; 0: normal scheduling).", valueName: "N"))
+    var realtimePriority: Int?
+
     @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where the peer keeps its ID.", valueName: "DIR"))
     var stateDirectory: String?
 
@@ -100,6 +105,9 @@ struct PeerCommand: AsyncParsableCommand {
             guard (16...4096).contains(periodFrames) else { throw CLIError("--period must be between 16 and 4096 frames") }
             configuration.periodFrames = periodFrames
             configuration.driftCompensation = !noDriftCompensation
+            let priority = realtimePriority ?? file.realtimePriority ?? Int(PeerConfiguration.defaultRealtimePriority)
+            guard (0...99).contains(priority) else { throw CLIError("--realtime-priority must be 0 (off) or 1–99") }
+            configuration.realtimePriority = Int32(priority)
             switch (conceal ?? file.conceal ?? "repeat").lowercased() {
             case "repeat", "repetition": configuration.concealment = .repetition
             case "silence": configuration.concealment = .silence
@@ -128,7 +136,7 @@ struct PeerCommand: AsyncParsableCommand {
     /// What the peer would run, one line per port.
     static func summary(of configuration: PeerConfiguration) -> String {
         var lines = [
-            "peer \(configuration.name): control port \(configuration.controlPort == 0 ? "any" : String(configuration.controlPort)), period \(configuration.periodFrames) frames, discovery \(configuration.discovery ? "on" : "off"), beat clock \(configuration.link == nil ? "off" : "on")"
+            "peer \(configuration.name): control port \(configuration.controlPort == 0 ? "any" : String(configuration.controlPort)), period \(configuration.periodFrames) frames, discovery \(configuration.discovery ? "on" : "off"), beat clock \(configuration.link == nil ? "off" : "on"), realtime priority \(configuration.realtimePriority == 0 ? "off" : String(configuration.realtimePriority))"
                 + (configuration.explicitPeers.isEmpty ? "" : ", peers \(configuration.explicitPeers.map(\.description).joined(separator: " "))")
         ]
         for port in configuration.ports {

@@ -36,6 +36,31 @@ final class ToneAnalysisTests: XCTestCase {
         }
     }
 
+    /// Concealment that slows the waveform down for a few milliseconds now and then (as a codec's loss
+    /// concealment can) shifts a zero-crossing count; the phase-slope refinement keeps the tone's pitch.
+    func testConcealedStretchesDoNotBendTheFrequency() {
+        var samples = tone(frequency: 1_000.3, frames: 8 * 48_000)
+        // Every 100 ms, 5 ms at 900 Hz (in phase at its start), as if a loss were concealed off-pitch.
+        var phaseDrift = 0.0
+        for stretch in stride(from: 2_400, to: samples.count - 480, by: 4_800) {
+            for offset in 0..<240 {
+                let index = stretch + offset
+                let nominal = 2 * Double.pi * 1_000.3 * Double(index) / 48_000 + Double.pi / 4
+                phaseDrift -= 2 * Double.pi * 100.3 / 48_000
+                samples[index] = Float(0.5 * sin(nominal + phaseDrift))
+            }
+            for index in (stretch + 240)..<(stretch + 4_800) where index < samples.count {
+                samples[index] = Float(0.5 * sin(2 * Double.pi * 1_000.3 * Double(index) / 48_000 + Double.pi / 4 + phaseDrift))
+            }
+        }
+        let report = ToneAnalysis.analyze(samples, sampleRate: 48_000)
+        XCTAssertEqual(report.frequency, 1_000.3, accuracy: 0.02)
+        // Counting cycles alone is pulled down by the slow stretches (half a cycle lost every 100 ms).
+        let rising = (1..<samples.count).filter { samples[$0 - 1] < 0 && samples[$0] >= 0 }
+        let counted = Double(rising.count - 1) * 48_000 / Double(rising.last! - rising.first!)
+        XCTAssertLessThan(counted, 1_000.3 - 4)
+    }
+
     func testSilentGapsAreFoundAndCountedAsPackets() {
         var samples = tone(frames: 96_000)
         // Gaps start on multiples of 24 frames, away from the tone's own zero crossings (at 24k − 6).

@@ -52,7 +52,7 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(
             stage.output,
             """
-            peer stage: control port any, period 64 frames, discovery on, beat clock on
+            peer stage: control port any, period 64 frames, discovery on, beat clock on, realtime priority 70
               sender click "Click 1 kHz": 2ch, 48000/44100 Hz, L24/L16/OPUS, tone 1000.0 Hz at 0.5
               sender mic "stdin": 1ch, 48000 Hz, L24/L16/OPUS, stdin s16le
               receiver monitor "monitor.wav": 2ch, 48000/44100/96000 Hz, L24/L16/OPUS, wav monitor.wav
@@ -60,9 +60,11 @@ final class CommandLineTests: XCTestCase {
             """)
         // Flags override the file.
         let overridden = try run([
-            "peer", "--config", configs.appendingPathComponent("stage.toml").path, "--name", "other", "--no-discovery", "--dry-run",
+            "peer", "--config", configs.appendingPathComponent("stage.toml").path, "--name", "other", "--no-discovery", "--realtime-priority", "0", "--dry-run",
         ])
-        XCTAssertTrue(overridden.output.hasPrefix("peer other: control port any, period 64 frames, discovery off, beat clock on"), overridden.output)
+        XCTAssertTrue(
+            overridden.output.hasPrefix("peer other: control port any, period 64 frames, discovery off, beat clock on, realtime priority off"),
+            overridden.output)
 
         let broken = FileManager.default.temporaryDirectory.appendingPathComponent("tutti-broken-\(UInt32.random(in: 0 ... .max)).toml")
         try "name = \"x\"\ncolour = 3\n".write(to: broken, atomically: true, encoding: .utf8)

@@ -1,0 +1,47 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+import TuttiCore
+import TuttiIO
+import XCTest
+
+/// A paced clock that wakes late catches up on the missed periods, so its timeline stays whole; only a
+/// stall of more than 100 ms makes it skip periods, and it counts them.
+final class PacedDeviceClockTests: XCTestCase {
+    /// Runs a 1 ms clock until it has called `process` `periods` times, stalling once inside the 5th call
+    /// for `stall`; returns the period times it was given (ns) and the overruns it counted.
+    private func run(periods: Int, stall: Duration) -> (times: [Int64], overruns: UInt64) {
+        let times = Mutex<[Int64]>([])
+        let done = Atomic<Bool>(false)
+        let clock = PacedDeviceClock(name: "tutti-test", sampleRate: 48_000, periodFrames: 48) { periodTime, frames in
+            let count = times.withLock { times in
+                times.append(periodTime.nanoseconds)
+                return times.count
+            }
+            if count == 5 {
+                usleep(UInt32(stall.components.seconds * 1_000_000 + stall.components.attoseconds / 1_000_000_000_000))
+            }
+            if count >= periods { done.store(true, ordering: .relaxed) }
+        }
+        clock.start()
+        while !done.load(ordering: .relaxed) { usleep(1_000) }
+        clock.stop()
+        return (times.withLock { Array($0.prefix(periods)) }, clock.overruns)
+    }
+
+    func testAShortStallIsCaughtUpWithoutLosingAPeriod() {
+        let (times, overruns) = run(periods: 60, stall: .milliseconds(20))
+        XCTAssertEqual(overruns, 0)
+        let steps = zip(times.dropFirst(), times).map { $0 - $1 }
+        XCTAssertEqual(Set(steps), [1_000_000], "every period follows the last by exactly 1 ms of stream time")
+    }
+
+    func testAStallOfMoreThan100MillisecondsSkipsAndCountsThePeriods() {
+        let (times, overruns) = run(periods: 20, stall: .milliseconds(250))
+        XCTAssertGreaterThan(overruns, 100)
+        let steps = zip(times.dropFirst(), times).map { $0 - $1 }
+        XCTAssertEqual(steps.filter { $0 != 1_000_000 }.count, 1, "one jump in stream time, after the stall")
+        XCTAssertEqual(steps.max(), Int64(overruns + 1) * 1_000_000)
+    }
+}

@@ -2,7 +2,7 @@
 // Tutti: several Linux machines as one audio bus.
 //
 // Layers point one way: the pure core (TuttiCore, TuttiWire, TuttiCodec, TuttiStream, TuttiSession,
-// TuttiAnalysis) never imports an edge module; the edges (TuttiIO, TuttiDiscovery) touch the OS;
+// TuttiAnalysis) never imports an edge module; the edges (TuttiIO, TuttiDiscovery, TuttiJACK) touch the OS;
 // TuttiPeer composes them into an embeddable peer; `tutti` is a thin CLI on top.
 import PackageDescription
 
@@ -38,6 +38,8 @@ let package = Package(
         .systemLibrary(
             name: "CSamplerate", path: "Sources/CSamplerate", pkgConfig: "samplerate",
             providers: [.apt(["libsamplerate0-dev"])]),
+        .systemLibrary(
+            name: "CJack", path: "Sources/CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
 
         // Pure, I/O-free core.
         .target(name: "TuttiCore", swiftSettings: strict),
@@ -92,6 +94,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "TuttiAnalysisTests", dependencies: ["TuttiAnalysis"], swiftSettings: strict),
         .testTarget(name: "TuttiIOTests", dependencies: ["TuttiIO"], swiftSettings: strict),
+        .testTarget(name: "TuttiJACKTests", dependencies: ["TuttiJACK", "TuttiCore"], swiftSettings: strict),
         .testTarget(name: "TuttiDiscoveryTests", dependencies: ["TuttiDiscovery"], swiftSettings: strict),
         .testTarget(name: "TuttiPeerTests", dependencies: ["TuttiPeer", "TuttiIO", "TuttiAnalysis"], swiftSettings: strict),
     ]

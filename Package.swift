@@ -55,16 +55,18 @@ let package = Package(
         // Ableton Link's protocol and timeline maths (the shared beat clock); its socket edge lives in TuttiIO.
         .target(name: "TuttiClock", dependencies: ["TuttiCore"], swiftSettings: strict),
 
-        // The edge: the only modules that touch sockets, Avahi, files, threads and the system clock.
+        // The edge: the only modules that touch sockets, Avahi, JACK, files, threads and the system clock.
         .target(name: "TuttiIO", dependencies: ["TuttiCore", "TuttiClock"], swiftSettings: strict),
         .target(name: "TuttiDiscovery", dependencies: ["CAvahi"], swiftSettings: strict),
+        // JACK: one client per peer whose process callback is the device clock of its jack ports.
+        .target(name: "TuttiJACK", dependencies: ["TuttiCore", "TuttiIO", "CJack"], swiftSettings: strict),
 
         // The embeddable peer: control plane (SwiftNIO) and the media engines.
         .target(
             name: "TuttiPeer",
             dependencies: [
                 "TuttiCore", "TuttiWire", "TuttiCodec", "TuttiStream", "TuttiSession", "TuttiIO",
-                "TuttiDiscovery", "TuttiClock",
+                "TuttiDiscovery", "TuttiClock", "TuttiJACK",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,5 +1,6 @@
 import TuttiCore
 import TuttiIO
+import TuttiJACK
 import TuttiStream
 import TuttiWire
 
@@ -7,8 +8,10 @@ import TuttiWire
 ///
 /// The clock starts with the first connection, at that connection's rate, and then runs until the peer
 /// stops (its sink is one file or pipe at one rate): after the last connection goes, or while a sender is
-/// lost, it keeps writing silence. Control plane: `add`, `remove` (the peer actor). Device thread: the
-/// clock's closure.
+/// lost, it keeps writing silence. A `jack` port has no clock or sink writer: once attached to the peer's
+/// JACK client (`attachJACK`), the client's process callback renders its connections into the JACK output
+/// ports every cycle at the server's rate. Control plane: `attachJACK`, `add`, `remove` (the peer). Device
+/// thread (clock or JACK): the clock's closure or `JACKReceiverProcessor`.
 final class ReceiverPort: @unchecked Sendable {
     let configuration: PortConfiguration
     let sink: AudioSink
@@ -16,6 +19,8 @@ final class ReceiverPort: @unchecked Sendable {
     private let table = ConnectionTable<ReceiveConnection>(capacity: 64)
     private var clock: PacedDeviceClock?
     private var writer: SinkWriter?
+    /// The JACK client and this port's handler state, for a `jack` port.
+    private var jack: (client: JACKClient, processor: UnsafeMutablePointer<JACKReceiverProcessor>)?
     private let mix: UnsafeMutableBufferPointer<Float>
     private(set) var activeSampleRate: Int?
 
@@ -38,12 +43,39 @@ final class ReceiverPort: @unchecked Sendable {
         mix.deallocate()
     }
 
+    /// Registers the port's JACK output ports (`NAME_1 … NAME_N`) on `client`, whose process callback then
+    /// plays this port's connections at `client.sampleRate`. Control plane, before the client activates.
+    func attachJACK(to client: JACKClient) throws(PeerError) {
+        let processor = UnsafeMutablePointer<JACKReceiverProcessor>.allocate(capacity: 1)
+        processor.initialize(
+            to: JACKReceiverProcessor(table: table, captureClock: captureClock, channels: descriptor.channels, chunkFrames: periodFrames))
+        do {
+            try client.registerPorts(
+                prefix: descriptor.name, channels: descriptor.channels, direction: .output, handler: JACKReceiverProcessor.handler,
+                context: UnsafeMutableRawPointer(processor))
+        } catch {
+            processor.deinitialize(count: 1)
+            processor.deallocate()
+            throw PeerError(error.message)
+        }
+        jack = (client, processor)
+        activeSampleRate = client.sampleRate
+    }
+
     /// Starts playing `connection` (and the port's clock and sink, the first time).
     func add(_ connection: ReceiveConnection) throws(PeerError) {
         let format = connection.format
         let deviceRate = connection.receiver.outputSampleRate
         if let activeSampleRate, activeSampleRate != deviceRate {
             throw PeerError("\(descriptor.name) already runs at \(activeSampleRate) Hz")
+        }
+        if jack != nil {
+            connection.start()
+            guard table.insert(connection) else {
+                connection.stop()
+                throw PeerError("\(descriptor.name) has too many connections")
+            }
+            return
         }
         if writer == nil {
             writer = try SinkWriter(
@@ -86,14 +118,21 @@ final class ReceiverPort: @unchecked Sendable {
 
     /// Stops playing `connection` and its network thread.
     func remove(_ connection: ReceiveConnection) async {
-        _ = await table.remove(connection, deviceRunning: clock != nil)
+        _ = await table.remove(connection, deviceRunning: clock != nil || jack?.client.isRunning == true)
         connection.stop()
     }
 
-    /// Stops the clock, flushes and closes the sink. Control plane; idempotent.
+    /// Stops the clock (or closes the JACK client, before freeing this port's handler state), flushes and
+    /// closes the sink. Control plane; idempotent.
     func shutdown() {
         clock?.stop()
         clock = nil
+        if let jack {
+            jack.client.close()
+            jack.processor.deinitialize(count: 1)
+            jack.processor.deallocate()
+            self.jack = nil
+        }
         for connection in table.all { connection.stop() }
         writer?.stop()
         writer = nil

@@ -148,12 +148,14 @@ public final class JACKClient: @unchecked Sendable {
     /// What happened on JACK's side so far. Any thread (reads atomics).
     public var events: JACKEvents {
         let shutDown = state.pointee.shutDown.load(ordering: .acquiring)
-        return JACKEvents(
+        var events = JACKEvents(
             cycles: state.pointee.cycles.load(ordering: .relaxed), xruns: state.pointee.xruns.load(ordering: .relaxed),
             sampleRate: sampleRate, bufferSize: bufferSize,
             sampleRateChanges: state.pointee.sampleRateChanges.load(ordering: .relaxed),
             bufferSizeChanges: state.pointee.bufferSizeChanges.load(ordering: .relaxed),
             shutdownReason: shutDown ? String(cString: state.pointee.shutdownReason) : nil)
+        events.untrustedCycles = state.pointee.untrustedCycles.load(ordering: .relaxed)
+        return events
     }
 
     /// Whether the process callback is running (activated, not closed, server not shut down). Any thread.

@@ -1,6 +1,7 @@
 import CJack
 import Synchronization
 import TuttiCore
+import TuttiIO
 
 /// Called once per JACK process cycle for one group of ports, on JACK's realtime thread.
 ///
@@ -50,6 +51,8 @@ struct JACKClientState: ~Copyable {
     let bufferSize = Atomic<Int>(0)
     let cycles = Atomic<UInt64>(0)
     let xruns = Atomic<UInt64>(0)
+    /// Cycles whose JACK times were off the callback's wake-up (`JACKCycleTimes.isPlausible`).
+    let untrustedCycles = Atomic<UInt64>(0)
     let bufferSizeChanges = Atomic<UInt64>(0)
     let sampleRateChanges = Atomic<UInt64>(0)
     /// Set (releasing) by the shutdown callback after it has copied the reason into `shutdownReason`.
@@ -71,8 +74,9 @@ struct JACKClientState: ~Copyable {
         shutdownReason.deallocate()
     }
 
-    /// One process cycle: the cycle's host times, then each group's buffers and handler.
-    /// JACK's process thread only. Realtime-safe: yes (libjack's cycle-time and buffer calls are).
+    /// One process cycle: the cycle's host times (JACK's, compared with one `CLOCK_MONOTONIC` read), then
+    /// each group's buffers and handler. JACK's process thread only. Realtime-safe: yes (libjack's
+    /// cycle-time and buffer calls are; the clock read is a vDSO call).
     @inline(__always)
     func process(frames count: jack_nframes_t) {
         let frames = Int(count)
@@ -92,6 +96,11 @@ struct JACKClientState: ~Copyable {
             let first = jack_last_frame_time(client)
             start = mapping.hostTime(ofJACKMicroseconds: jack_frames_to_time(client, first))
             end = mapping.hostTime(ofJACKMicroseconds: jack_frames_to_time(client, first &+ count))
+        }
+        if !JACKCycleTimes.isPlausible(
+            start: start, end: end, wake: MonotonicClock().now(), frames: frames, sampleRate: sampleRate.load(ordering: .relaxed))
+        {
+            untrustedCycles.add(1, ordering: .relaxed)
         }
         for index in 0..<groupCount {
             let group = groups[index]

@@ -47,4 +47,21 @@ public struct JACKCycleTimes: Hashable, Sendable {
         guard frames > 0 else { return start }
         return HostTime(nanoseconds: start.nanoseconds &+ (end.nanoseconds &- start.nanoseconds) &* Int64(offset) / Int64(frames))
     }
+
+    /// Whether the cycle's host times describe the cycle the callback runs in: it woke no earlier than 1 ms
+    /// before the cycle's start and no later than two nominal periods plus 2 ms after it, and the filtered
+    /// period is within 10 % of the nominal one (`frames` at `sampleRate`).
+    ///
+    /// With a sound card and a realtime server they always do. A non-realtime server on a loaded machine
+    /// (the dummy backend) keeps a nominal timeline its callbacks run up to tens of milliseconds off, early
+    /// or late. Its times are still used, not the wake-up: every client of the server shares them, so a
+    /// sender's capture times and a receiver's playout times on one server stay consistent with each other,
+    /// while wake-ups differ from client to client. Implausible cycles are counted for the log.
+    public static func isPlausible(start: HostTime, end: HostTime, wake: HostTime, frames: Int, sampleRate: Int) -> Bool {
+        guard frames > 0, sampleRate > 0 else { return true }
+        let nominal = Int64(frames) * 1_000_000_000 / Int64(sampleRate)
+        let sinceStart = wake.nanoseconds &- start.nanoseconds
+        let period = end.nanoseconds &- start.nanoseconds
+        return sinceStart >= -1_000_000 && sinceStart <= 2 * nominal + 2_000_000 && abs(period - nominal) <= nominal / 10
+    }
 }

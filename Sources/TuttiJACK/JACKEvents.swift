@@ -7,6 +7,9 @@ public struct JACKEvents: Hashable, Sendable {
     public var cycles: UInt64
     /// Xruns the server reported.
     public var xruns: UInt64
+    /// Cycles whose JACK times were far off the callback's wake-up (a non-realtime or overloaded server):
+    /// still used, but a sign that capture and playout times are only as good as the server's timeline.
+    public var untrustedCycles: UInt64 = 0
     /// The server's sample rate now (Hz).
     public var sampleRate: Int
     /// The server's buffer size now (frames).

@@ -1,6 +1,5 @@
 import TuttiCore
 import TuttiJACK
-import TuttiStream
 
 /// What a `jack` receiver port's handler needs on JACK's process thread: its connections, the capture
 /// clock, and a mix buffer of one chunk.
@@ -44,20 +43,10 @@ struct JACKReceiverProcessor: ~Copyable {
         var offset = 0
         while offset < frames {
             let count = min(chunkFrames, frames - offset)
-            let samples = count * channels
-            for index in 0..<samples { mix[index] = 0 }
             let now = JACKCycleTimes.hostTime(atFrameOffset: offset, frames: frames, start: start, end: end)
-            let captureClock = captureClock
-            let mix = mix
-            let channels = channels
+            let (mix, channels, captureClock) = (mix, channels, captureClock)
             table._withUnsafeGuaranteedRef { table in
-                table.forEachActive { connection in
-                    connection.receiver.render(
-                        frames: count, now: now, captureClockNow: captureClock.now(on: connection.captureClock, at: now))
-                    ChannelMixer.add(
-                        connection.receiver.output, streamChannels: connection.format.channels, into: mix, portChannels: channels,
-                        frames: count)
-                }
+                ReceiverPort.mixPeriod(of: table, into: mix, channels: channels, frames: count, now: now, captureClock: captureClock)
             }
             for channel in 0..<channels {
                 let output = buffers[channel]! + offset

@@ -40,7 +40,8 @@ public actor Peer {
     public nonisolated let link: LinkService?
     /// The peer's JACK client (`tutti-<name>`), when it has `jack` ports: their device clock.
     private let jack: JACKClient?
-    /// JACK events already reported in the log, and when xruns were last reported (at most every 10 s).
+    /// JACK events already reported in the log, and when xruns and untrusted cycle times were last reported
+    /// (at most every 10 s).
     private var reportedJACK = JACKEvents()
     private var lastXrunReport = ContinuousClock.now
 
@@ -521,13 +522,15 @@ public actor Peer {
         if now.bufferSizeChanges != reportedJACK.bufferSizeChanges {
             logger.info("the JACK server's buffer size is now \(now.bufferSize) frames (processed in chunks of at most \(configuration.periodFrames))")
         }
-        if now.xruns != reportedJACK.xruns {
+        if now.xruns != reportedJACK.xruns || now.untrustedCycles != reportedJACK.untrustedCycles {
             guard ContinuousClock.now - lastXrunReport >= .seconds(10) else {
                 now.xruns = reportedJACK.xruns  // report these with the next ones
+                now.untrustedCycles = reportedJACK.untrustedCycles
                 return
             }
             lastXrunReport = .now
-            logger.warning("JACK reported \(now.xruns - reportedJACK.xruns) xrun(s) (\(now.xruns) since the peer started)")
+            logger.warning(
+                "JACK reported \(now.xruns - reportedJACK.xruns) xrun(s) (\(now.xruns) since the peer started); \(now.untrustedCycles - reportedJACK.untrustedCycles) cycle(s) ran far off JACK's cycle times (\(now.untrustedCycles) in all; a non-realtime or overloaded server)")
         }
     }
 

@@ -46,20 +46,27 @@ final class ReceiverPort: @unchecked Sendable {
     /// Registers the port's JACK output ports (`NAME_1 … NAME_N`) on `client`, whose process callback then
     /// plays this port's connections at `client.sampleRate`. Control plane, before the client activates.
     func attachJACK(to client: JACKClient) throws(PeerError) {
-        let processor = UnsafeMutablePointer<JACKReceiverProcessor>.allocate(capacity: 1)
-        processor.initialize(
-            to: JACKReceiverProcessor(table: table, captureClock: captureClock, channels: descriptor.channels, chunkFrames: periodFrames))
-        do {
-            try client.registerPorts(
-                prefix: descriptor.name, channels: descriptor.channels, direction: .output, handler: JACKReceiverProcessor.handler,
-                context: UnsafeMutableRawPointer(processor))
-        } catch {
-            processor.deinitialize(count: 1)
-            processor.deallocate()
-            throw PeerError(error.message)
-        }
+        let processor = try client.registerProcessor(
+            JACKReceiverProcessor(table: table, captureClock: captureClock, channels: descriptor.channels, chunkFrames: periodFrames),
+            prefix: descriptor.name, channels: descriptor.channels, direction: .output, handler: JACKReceiverProcessor.handler)
         jack = (client, processor)
         activeSampleRate = client.sampleRate
+    }
+
+    /// Renders every active connection's next `frames` frames at `now` and mixes them into the first
+    /// `frames × channels` samples of `mix` (silence without connections). Device thread (paced clock or
+    /// JACK cycle) only. Realtime-safe: yes.
+    @inline(__always)
+    static func mixPeriod(
+        of table: ConnectionTable<ReceiveConnection>, into mix: UnsafeMutableBufferPointer<Float>, channels: Int, frames: Int,
+        now: HostTime, captureClock: CaptureClockSource
+    ) {
+        for index in 0..<(frames * channels) { mix[index] = 0 }
+        table.forEachActive { connection in
+            connection.receiver.render(frames: frames, now: now, captureClockNow: captureClock.now(on: connection.captureClock, at: now))
+            ChannelMixer.add(
+                connection.receiver.output, streamChannels: connection.format.channels, into: mix, portChannels: channels, frames: frames)
+        }
     }
 
     /// Starts playing `connection` (and the port's clock and sink, the first time).
@@ -99,14 +106,7 @@ final class ReceiverPort: @unchecked Sendable {
                 name: "tutti-recv-\(descriptor.name)", sampleRate: deviceRate, periodFrames: periodFrames
             ) { periodTime, frames in
                 let count = frames * channels
-                for index in 0..<count { mix[index] = 0 }
-                table.forEachActive { connection in
-                    connection.receiver.render(
-                        frames: frames, now: periodTime, captureClockNow: captureClock.now(on: connection.captureClock, at: periodTime))
-                    ChannelMixer.add(
-                        connection.receiver.output, streamChannels: connection.format.channels, into: mix, portChannels: channels,
-                        frames: frames)
-                }
+                Self.mixPeriod(of: table, into: mix, channels: channels, frames: frames, now: periodTime, captureClock: captureClock)
                 timing.noteFirstPeriod(
                     hostTime: periodTime.nanoseconds, sessionTime: captureClock.now(on: .linkGhost, at: periodTime))
                 ring.write(UnsafeBufferPointer(rebasing: mix[0..<count]))
@@ -128,9 +128,7 @@ final class ReceiverPort: @unchecked Sendable {
         clock?.stop()
         clock = nil
         if let jack {
-            jack.client.close()
-            jack.processor.deinitialize(count: 1)
-            jack.processor.deallocate()
+            jack.client.releaseProcessor(jack.processor)
             self.jack = nil
         }
         for connection in table.all { connection.stop() }

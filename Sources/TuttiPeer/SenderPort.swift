@@ -46,20 +46,11 @@ final class SenderPort: @unchecked Sendable {
     /// Registers the port's JACK input ports (`NAME_1 … NAME_N`) on `client`, whose process callback then
     /// feeds this port's connections at `client.sampleRate`. Control plane, before the client activates.
     func attachJACK(to client: JACKClient) throws(PeerError) {
-        let socket = try sendingSocket()
-        let processor = UnsafeMutablePointer<JACKSenderProcessor>.allocate(capacity: 1)
-        processor.initialize(
-            to: JACKSenderProcessor(
-                table: table, socket: socket, captureClock: captureClock, channels: descriptor.channels, chunkFrames: periodFrames))
-        do {
-            try client.registerPorts(
-                prefix: descriptor.name, channels: descriptor.channels, direction: .input, handler: JACKSenderProcessor.handler,
-                context: UnsafeMutableRawPointer(processor))
-        } catch {
-            processor.deinitialize(count: 1)
-            processor.deallocate()
-            throw PeerError(error.message)
-        }
+        let processor = try client.registerProcessor(
+            JACKSenderProcessor(
+                table: table, socket: try sendingSocket(), captureClock: captureClock, channels: descriptor.channels,
+                chunkFrames: periodFrames),
+            prefix: descriptor.name, channels: descriptor.channels, direction: .input, handler: JACKSenderProcessor.handler)
         jack = (client, processor)
         activeSampleRate = client.sampleRate
     }
@@ -135,9 +126,7 @@ final class SenderPort: @unchecked Sendable {
         clock?.stop()
         clock = nil
         if let jack {
-            jack.client.close()
-            jack.processor.deinitialize(count: 1)
-            jack.processor.deallocate()
+            jack.client.releaseProcessor(jack.processor)
             self.jack = nil
         }
         socket?.close()

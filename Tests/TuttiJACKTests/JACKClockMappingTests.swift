@@ -85,4 +85,22 @@ final class JACKClockMappingTests: XCTestCase {
         XCTAssertEqual(previous, end)
         XCTAssertEqual(JACKCycleTimes.hostTime(atFrameOffset: 0, frames: 0, start: start, end: end), start)
     }
+
+    func testCycleTimesFarFromTheCallbacksWakeUpAreImplausible() {
+        let start = HostTime(nanoseconds: 10_000_000_000)
+        let end = HostTime(nanoseconds: 10_001_333_000)  // 64 frames at 48 kHz
+        func plausible(wake: Int64, end: HostTime = end) -> Bool {
+            JACKCycleTimes.isPlausible(start: start, end: end, wake: HostTime(nanoseconds: wake), frames: 64, sampleRate: 48_000)
+        }
+        XCTAssertTrue(plausible(wake: 10_000_200_000))  // woken 200 µs into the cycle
+        XCTAssertFalse(plausible(wake: 9_856_000_000))  // 144 ms before it (a dummy server's timeline ahead)
+        XCTAssertFalse(plausible(wake: 10_475_000_000))  // 475 ms after it (fallen behind)
+        // The bounds: 1 ms early, two periods and 2 ms late.
+        XCTAssertTrue(plausible(wake: 9_999_000_000))
+        XCTAssertFalse(plausible(wake: 9_998_999_999))
+        XCTAssertTrue(plausible(wake: 10_004_666_666))
+        XCTAssertFalse(plausible(wake: 10_004_666_667))
+        // A filtered period 22 % long (1627 µs for 1333).
+        XCTAssertFalse(plausible(wake: 10_000_100_000, end: HostTime(nanoseconds: 10_001_627_000)))
+    }
 }

@@ -271,6 +271,8 @@ public struct ConnectionStatistics: Hashable, Sendable, Codable {
     /// Periods the port's device clock skipped because the machine stalled it (more than 100 ms): audio
     /// lost at the device, for every connection of that port.
     public var deviceOverruns: UInt64 = 0
+    /// Why the port's device stopped (e.g. the JACK server shut the peer's client down); nil while it runs.
+    public var deviceProblem: String?
 
     public init(
         id: ConnectionID, role: ConnectionRole, source: PortReference, destination: PortReference,

@@ -39,6 +39,8 @@ final class AvahiEngine {
     private var daemonReachable: Bool?
 
     private var desired: PublishRequest?
+    /// Set while probing a name again after a collision with a peer that was probing it at the same time.
+    private var probingAgain = false
     /// The name we register under: `desired.name` or an alternative after a collision.
     private var candidateName: String?
     private var group: OpaquePointer?
@@ -287,11 +289,25 @@ final class AvahiEngine {
         guard let changed, changed == group, !stopped else { return }
         switch state {
         case AVAHI_ENTRY_GROUP_ESTABLISHED:
+            probingAgain = false
             guard let loaded, !established else { return }
             established = true
             sink.emit(.published(name: loaded.name))
         case AVAHI_ENTRY_GROUP_COLLISION:
             guard desired != nil, let old = loaded?.name ?? candidateName else { return }
+            if !probingAgain, !table.isBrowsed(old) {
+                // Nobody holds the name yet: another peer is probing it at this very moment, and Avahi reports
+                // the collision to both. Probe it once more after a random pause, so that the first to finish
+                // keeps it and only the other renames (instead of both renaming in step, again and again).
+                probingAgain = true
+                loaded = nil
+                established = false
+                candidateName = old
+                avahi_entry_group_reset(changed)
+                scheduleRetry(afterMilliseconds: Int.random(in: 50...1_250))
+                return
+            }
+            probingAgain = false
             let alternative = AvahiBridge.alternativeServiceName(old)
             candidateName = alternative
             loaded = nil

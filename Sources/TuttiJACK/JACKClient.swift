@@ -165,7 +165,7 @@ public final class JACKClient: @unchecked Sendable {
         let buffers = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: channels)
         buffers.initialize(repeating: nil, count: channels)
         state.pointee.groups[state.pointee.groupCount] = JACKPortGroup(
-            ports: ports, buffers: buffers, channels: channels, handler: handler, context: context)
+            ports: ports, buffers: buffers, channels: channels, direction: direction, handler: handler, context: context)
         state.pointee.groupCount += 1
         return (1...channels).map { "\(name):\(prefix)_\($0)" }
     }

@@ -28,6 +28,7 @@ struct JACKPortGroup {
     var ports: UnsafeMutablePointer<OpaquePointer?>
     var buffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
     var channels: Int
+    var direction: JACKPortDirection
     var handler: JACKPeriodHandler
     var context: UnsafeMutableRawPointer
 }
@@ -85,8 +86,11 @@ struct JACKClientState: ~Copyable {
 
     /// One process cycle: when the server started it (this callback's wake-up on `CLOCK_MONOTONIC`, less
     /// the frames since the cycle started), through the timeline to the host times of the frames this
-    /// client processes; then each group's buffers and handler. JACK's process thread only. Realtime-safe:
-    /// yes (libjack's frame-time and buffer calls read shared memory; the clock read is a vDSO call).
+    /// client processes; then each group's buffers and handler, output groups first: libjack copies an
+    /// input port's audio from an output port of the same client when the input's buffer is fetched, so a
+    /// loop inside the client (b:in_1 → b:back_1) then reads this cycle's audio, as its capture time says,
+    /// not the previous cycle's. JACK's process thread only. Realtime-safe: yes (libjack's frame-time and
+    /// buffer calls read shared memory; the clock read is a vDSO call).
     @inline(__always)
     mutating func process(frames count: jack_nframes_t) {
         let frames = Int(count)
@@ -107,12 +111,16 @@ struct JACKClientState: ~Copyable {
         if timeline.missedCycles != missedBefore { missedCycles.add(timeline.missedCycles &- missedBefore, ordering: .relaxed) }
         if timeline.stalls != stallsBefore { serverStalls.add(timeline.stalls &- stallsBefore, ordering: .relaxed) }
         if timeline.rebases != rebasesBefore { timelineRebases.add(timeline.rebases &- rebasesBefore, ordering: .relaxed) }
-        for index in 0..<groupCount {
-            let group = groups[index]
-            for channel in 0..<group.channels {
-                group.buffers[channel] = jack_port_get_buffer(group.ports[channel], count)?.assumingMemoryBound(to: Float.self)
+        for pass in 0..<2 {
+            let direction: JACKPortDirection = pass == 0 ? .output : .input
+            for index in 0..<groupCount where groups[index].direction == direction {
+                let group = groups[index]
+                for channel in 0..<group.channels {
+                    group.buffers[channel] = jack_port_get_buffer(group.ports[channel], count)?.assumingMemoryBound(to: Float.self)
+                }
+                group.handler(
+                    group.context, group.buffers, frames, cycle.skippedFrames, cycle.start.nanoseconds, cycle.end.nanoseconds)
             }
-            group.handler(group.context, group.buffers, frames, cycle.skippedFrames, cycle.start.nanoseconds, cycle.end.nanoseconds)
         }
         cycles.add(1, ordering: .relaxed)
     }

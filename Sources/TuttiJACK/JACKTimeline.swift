@@ -22,8 +22,8 @@ import TuttiCore
 /// re-anchors its cycle) starts its later cycles later than its frame counter says: time was lost, as a
 /// paced device thread loses it when it wakes late. As `PacedDeviceClock` runs the missed periods, the
 /// timeline counts the lost time as frames: once three cycles in a row start `stepThresholdNanoseconds`
-/// or more after the line, the smallest of those delays is added to the timeline's frames, and the
-/// clients catch those frames up (`skippedFrames`: a receiver skips them, a sender sends silence). So a
+/// or more after the line, the smallest of those delays, in whole cycles, is added to the timeline's
+/// frames, and the clients catch those frames up (`skippedFrames`: a receiver skips them, a sender sends silence). So a
 /// stream's timeline stays on the host clock, and neither its latency nor its measured level steps at a
 /// stall (a level step is what drift compensation would chase). A stall over `maxCatchUpFrames` (100 ms)
 /// starts the line again instead.
@@ -153,7 +153,7 @@ public struct JACKTimeline: ~Copyable {
                     rebases &+= 1
                 }
             }
-            placeOnLine(frame: &frame, start: cycleStart.nanoseconds)
+            placeOnLine(frame: &frame, start: cycleStart.nanoseconds, cycleFrames: cycle)
         } else if newest < 0 {
             record(frame: frame, time: wake.nanoseconds)  // the very first cycle: the wake-up will do
         }
@@ -187,9 +187,12 @@ public struct JACKTimeline: ~Copyable {
 
     /// Adds the cycle starting at `start` (host ns) at timeline frame `frame` to the line, unless it starts
     /// off the line: then it is held back until `stepCycles` cycles in a row agree, and the timeline steps
-    /// (`frame` moves on by the stall) or, for a stall too long to catch up or an early start, the line
-    /// starts again.
-    private mutating func placeOnLine(frame: inout Int64, start: Int64) {
+    /// by the stall in whole cycles (`frame` moves on; the rest, under half a cycle, the line absorbs) or,
+    /// for a stall too long to catch up, shorter than half a cycle, or an early start, the line starts again.
+    /// Whole cycles keep the streams' packets aligned with the cycles: a sender catching up 89 frames would
+    /// hold 25 of every cycle's frames in its packetizer until the next cycle (measured: both legs' buffers
+    /// then run 0.5 ms lower, which drift compensation chases).
+    private mutating func placeOnLine(frame: inout Int64, start: Int64, cycleFrames cycle: Int64) {
         guard newest >= 0 else {
             record(frame: frame, time: start)
             return
@@ -209,7 +212,7 @@ public struct JACKTimeline: ~Copyable {
             offLineSmallest = residual > 0 ? min(offLineSmallest, residual) : max(offLineSmallest, residual)
         }
         guard offLineRun >= Self.stepCycles else { return }
-        let stallFrames = nearest(Double(offLineSmallest) / slope)
+        let stallFrames = nearest(Double(offLineSmallest) / slope / Double(cycle)) * cycle
         offLineRun = 0
         if stallFrames > 0, stallFrames <= Int64(maxCatchUpFrames) {
             offset += stallFrames

@@ -96,13 +96,16 @@ struct JACKClientState: ~Copyable {
         let frames = Int(count)
         let rate = sampleRate.load(ordering: .relaxed)
         let counter = jack_last_frame_time(client)
+        let before = MonotonicClock().now()
         let sinceStart = jack_frames_since_cycle_start(client)
         let wake = MonotonicClock().now()
-        // Both reads must be of one cycle; `jack_frames_since_cycle_start` floors, so the start lies half a
-        // frame earlier on average.
+        // The frames since the cycle started are read between two clock reads; a reading the thread was
+        // preempted around (over 50 µs between them) or that straddles two cycles is left out.
+        // `jack_frames_since_cycle_start` floors, so the start lies half a frame earlier on average.
+        let read = before.nanoseconds + (wake.nanoseconds - before.nanoseconds) / 2
         let cycleStart: HostTime? =
-            jack_last_frame_time(client) == counter && rate > 0
-            ? HostTime(nanoseconds: wake.nanoseconds - (Int64(sinceStart) * 2 + 1) * 500_000_000 / Int64(rate)) : nil
+            jack_last_frame_time(client) == counter && rate > 0 && wake.nanoseconds - before.nanoseconds <= 50_000
+            ? HostTime(nanoseconds: read - (Int64(sinceStart) * 2 + 1) * 500_000_000 / Int64(rate)) : nil
         let missedBefore = timeline.missedCycles
         let stallsBefore = timeline.stalls
         let rebasesBefore = timeline.rebases

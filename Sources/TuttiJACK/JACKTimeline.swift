@@ -21,12 +21,16 @@ import TuttiCore
 /// **Stalls.** A server that stalls (a late wake-up past its next deadline; the dummy backend then
 /// re-anchors its cycle) starts its later cycles later than its frame counter says: time was lost, as a
 /// paced device thread loses it when it wakes late. As `PacedDeviceClock` runs the missed periods, the
-/// timeline counts the lost time as frames: once three cycles in a row start `stepThresholdNanoseconds`
-/// or more after the line, the smallest of those delays, in whole cycles, is added to the timeline's
-/// frames, and the clients catch those frames up (`skippedFrames`: a receiver skips them, a sender sends silence). So a
+/// timeline counts the lost time as frames: once `stepCycles` cycles in a row start
+/// `stepThresholdNanoseconds` or more after the line, their mean delay, in whole cycles (what is left over
+/// is carried to the next stall), is added to the timeline's frames, and the clients catch those frames up (`skippedFrames`: a receiver skips them, a sender sends silence). So a
 /// stream's timeline stays on the host clock, and neither its latency nor its measured level steps at a
 /// stall (a level step is what drift compensation would chase). A stall over `maxCatchUpFrames` (100 ms)
 /// starts the line again instead.
+/// Each client decides the whole cycles from its own readings (floored to a frame): two clients of one
+/// server may round a stall lying within some 20 µs of a half cycle differently, and a stream between
+/// them then runs a cycle longer one way and shorter the other until drift compensation evens it out.
+/// Streams between different servers, the usual case, are not affected.
 ///
 /// **Missed cycles.** A client normally runs every cycle once; on an overloaded server it may miss one (the
 /// counter stays a cycle ahead of it) or run late and read the next cycle's counter once. A lead that
@@ -52,10 +56,13 @@ public struct JACKTimeline: ~Copyable {
     public let capacity: Int
     /// Frames caught up at most (100 ms at the current rate); a longer gap starts the line again.
     public var maxCatchUpFrames: Int { sampleRate / 10 }
-    /// A cycle starting this much later (or earlier) than the line, three cycles in a row, is a step.
+    /// A cycle starting this much later (or earlier) than the line, `stepCycles` cycles in a row, is a step.
     public static let stepThresholdNanoseconds: Int64 = 1_500_000
     /// Cycles in a row off the line that make a step.
-    public static let stepCycles = 3
+    /// Cycles in a row off the line that make a step: eight, whose mean delay every client of the server
+    /// measures alike to a few µs (a single reading is floored to a frame, 21 µs), so that they round a
+    /// stall to the same whole cycles.
+    public static let stepCycles = 8
 
     public private(set) var sampleRate: Int
     /// The next timeline frame this client processes; valid once started.
@@ -78,9 +85,12 @@ public struct JACKTimeline: ~Copyable {
     private var uncaughtStallFrames: Int64 = 0
     /// The client's lead over `position` at the last callback (a lead must persist to be caught up).
     private var pendingLead: Int64 = 0
-    /// Cycles in a row that started off the line (positive: late), and the smallest such offset (ns).
+    /// Cycles in a row that started off the line (positive: late), and the sum of their offsets (ns).
     private var offLineRun = 0
-    private var offLineSmallest: Int64 = 0
+    private var offLineSum: Int64 = 0
+    /// Time lost to stalls and not caught up as frames (the part under half a cycle, which the line holds), in
+    /// frames: added to the next stall, so whole-cycle catch-ups follow the lost time without a bias.
+    private var stallCarryFrames = 0.0
     /// The line, relative to the newest observation: ns = times[newest] + intercept + slope × (frame − frames[newest]).
     private var intercept = 0.0
     private var slope = 0.0
@@ -129,6 +139,7 @@ public struct JACKTimeline: ~Copyable {
             sampleRate = rate
             forget()
             started = false
+            stallCarryFrames = 0
         }
         let cycle = Int64(max(cycleFrames, 1))
         var frame = counter.extend(frameCounter) &+ offset
@@ -204,22 +215,32 @@ public struct JACKTimeline: ~Copyable {
             record(frame: frame, time: start)
             return
         }
-        if offLineRun == 0 || (residual > 0) != (offLineSmallest > 0) {
+        if offLineRun == 0 || (residual > 0) != (offLineSum > 0) {
             offLineRun = 1
-            offLineSmallest = residual
+            offLineSum = residual
         } else {
             offLineRun += 1
-            offLineSmallest = residual > 0 ? min(offLineSmallest, residual) : max(offLineSmallest, residual)
+            offLineSum += residual
         }
         guard offLineRun >= Self.stepCycles else { return }
-        let stallFrames = nearest(Double(offLineSmallest) / slope / Double(cycle)) * cycle
+        let offLine = offLineSum / Int64(offLineRun)
+        // The stall in frames, with what earlier stalls left over (the line holds it, the frames do not).
+        let lost = Double(offLine) / slope + stallCarryFrames
+        let stallFrames = max(0, nearest(lost / Double(cycle))) * cycle
         offLineRun = 0
-        if stallFrames > 0, stallFrames <= Int64(maxCatchUpFrames) {
-            offset += stallFrames
-            frame += stallFrames
-            uncaughtStallFrames += stallFrames
-            stalls &+= 1
+        if offLine > 0, stallFrames <= Int64(maxCatchUpFrames) {
+            stallCarryFrames = lost - Double(stallFrames)
+            if stallFrames > 0 {
+                offset += stallFrames
+                frame += stallFrames
+                uncaughtStallFrames += stallFrames
+                stalls &+= 1
+            } else {
+                forget()  // under half a cycle: the line takes it at once, and it is carried
+                rebases &+= 1
+            }
         } else {
+            stallCarryFrames = offLine > 0 ? 0 : lost
             forget()
             rebases &+= 1
         }

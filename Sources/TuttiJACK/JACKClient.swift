@@ -26,9 +26,9 @@ public enum JACKPortDirection: Sendable, Hashable {
 /// lock and logs nothing. Buffer-size, sample-rate, xrun and shutdown notifications only update atomics
 /// in the shared state, which `events` reads; the control plane reports them.
 ///
-/// Timing: JACK's microsecond clock is mapped to host time (`CLOCK_MONOTONIC`) with a `JACKClockMapping`
-/// measured when the client opens and refined by the control plane (`refineClockMapping`); the process
-/// callback reads it from an atomic.
+/// Timing: the process callback measures when the server started each cycle on `CLOCK_MONOTONIC` and
+/// fits a `JACKTimeline` through those starts and JACK's frame counter; handlers get the host times of
+/// the frames they process from it (not JACK's own cycle times, nor JACK's clock, which need no mapping).
 public final class JACKClient: @unchecked Sendable {
     /// The client's name on the server (exactly as asked: a taken name is an error, not renamed).
     public let name: String
@@ -58,11 +58,11 @@ public final class JACKClient: @unchecked Sendable {
         guard let client else {
             throw Self.openError(name: name, serverName: serverName, resolvedServer: resolvedServer, status: status.rawValue)
         }
+        let rate = Int(jack_get_sample_rate(client))
         state = .allocate(capacity: 1)
-        state.initialize(to: JACKClientState())
+        state.initialize(to: JACKClientState(sampleRate: rate))
         state.pointee.client = client
-        state.pointee.offsetNanoseconds.store(Self.measureClockMapping().offsetNanoseconds, ordering: .relaxed)
-        state.pointee.sampleRate.store(Int(jack_get_sample_rate(client)), ordering: .relaxed)
+        state.pointee.sampleRate.store(rate, ordering: .relaxed)
         state.pointee.bufferSize.store(Int(jack_get_buffer_size(client)), ordering: .relaxed)
         installCallbacks(client)
     }
@@ -78,38 +78,6 @@ public final class JACKClient: @unchecked Sendable {
 
     /// The server's current buffer size (frames per process cycle). Any thread.
     public var bufferSize: Int { state.pointee.bufferSize.load(ordering: .relaxed) }
-
-    /// How JACK's clock maps to host time now (measured at `init`, refined by `refineClockMapping`). Any thread.
-    public var clockMapping: JACKClockMapping {
-        JACKClockMapping(offsetNanoseconds: state.pointee.offsetNanoseconds.load(ordering: .relaxed))
-    }
-
-    /// Measures JACK's clock against the host clock again and moves the mapping the process callback uses
-    /// towards it (`JACKClockMapping.refined`): JACK's clock and `CLOCK_MONOTONIC` may be different clocks
-    /// (jackd2 1.9.21 reads `CLOCK_MONOTONIC_RAW`), whose offset NTP's slewing moves by up to 500 ppm.
-    /// Control plane; call a few times a second.
-    public func refineClockMapping() {
-        let current = clockMapping
-        let refined = current.refined(by: Self.measureClockMapping())
-        state.pointee.offsetNanoseconds.store(refined.offsetNanoseconds, ordering: .relaxed)
-    }
-
-    /// The offset of JACK's clock (`jack_get_time`) from the host clock, from the tightest of three reads
-    /// bracketed by host-clock reads.
-    private static func measureClockMapping() -> JACKClockMapping {
-        let clock = MonotonicClock()
-        var best: (mapping: JACKClockMapping, width: Int64)?
-        for _ in 0..<3 {
-            let before = clock.now()
-            let jackNow = jack_get_time()
-            let after = clock.now()
-            let width = after.nanoseconds - before.nanoseconds
-            if best == nil || width < best!.width {
-                best = (JACKClockMapping.measure(jackMicroseconds: jackNow, hostBefore: before, hostAfter: after), width)
-            }
-        }
-        return best!.mapping
-    }
 
     /// The error for a failed `jack_client_open`. jackd2 reports a name clash as `JackFailure|JackServerError`
     /// (not `JackNameNotUnique`), so with a server up, a probe client asks whether the name is taken.
@@ -154,7 +122,10 @@ public final class JACKClient: @unchecked Sendable {
             sampleRateChanges: state.pointee.sampleRateChanges.load(ordering: .relaxed),
             bufferSizeChanges: state.pointee.bufferSizeChanges.load(ordering: .relaxed),
             shutdownReason: shutDown ? String(cString: state.pointee.shutdownReason) : nil)
-        events.untrustedCycles = state.pointee.untrustedCycles.load(ordering: .relaxed)
+        events.lateCycles = state.pointee.lateCycles.load(ordering: .relaxed)
+        events.missedCycles = state.pointee.missedCycles.load(ordering: .relaxed)
+        events.serverStalls = state.pointee.serverStalls.load(ordering: .relaxed)
+        events.timelineRebases = state.pointee.timelineRebases.load(ordering: .relaxed)
         return events
     }
 
@@ -194,7 +165,7 @@ public final class JACKClient: @unchecked Sendable {
         let buffers = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: channels)
         buffers.initialize(repeating: nil, count: channels)
         state.pointee.groups[state.pointee.groupCount] = JACKPortGroup(
-            ports: ports, buffers: buffers, channels: channels, handler: handler, context: context)
+            ports: ports, buffers: buffers, channels: channels, direction: direction, handler: handler, context: context)
         state.pointee.groupCount += 1
         return (1...channels).map { "\(name):\(prefix)_\($0)" }
     }

@@ -7,9 +7,18 @@ public struct JACKEvents: Hashable, Sendable {
     public var cycles: UInt64
     /// Xruns the server reported.
     public var xruns: UInt64
-    /// Cycles whose JACK times were far off the callback's wake-up (a non-realtime or overloaded server):
-    /// still used, but a sign that capture and playout times are only as good as the server's timeline.
-    public var untrustedCycles: UInt64 = 0
+    /// Callbacks that woke more than a period plus 1 ms after their cycle started (an overloaded or
+    /// non-realtime server; the cycle's times still come from the timeline, not the wake-up).
+    public var lateCycles: UInt64 = 0
+    /// Cycles this client did not run (the server went on without it): their frames were caught up, so
+    /// the streams kept their latency, but their audio is lost.
+    public var missedCycles: UInt64 = 0
+    /// Times the server stalled (its cycles started 1.5 ms or more late and stayed so, as the dummy backend
+    /// re-anchors after a late wake-up) and the client caught the lost time up, as missed frames.
+    public var serverStalls: UInt64 = 0
+    /// Times the client's timeline started again or jumped: JACK's frame counter jumped, a stall or a miss
+    /// too long to catch up (over 100 ms), cycles starting early.
+    public var timelineRebases: UInt64 = 0
     /// The server's sample rate now (Hz).
     public var sampleRate: Int
     /// The server's buffer size now (frames).

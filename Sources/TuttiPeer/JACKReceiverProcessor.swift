@@ -10,7 +10,9 @@ import TuttiJACK
 ///
 /// Each cycle renders every connection's jitter buffer and mixes into the port's channels (as the paced
 /// device thread does for file sinks), then writes the mix straight into the JACK output buffers; no
-/// connection: silence. Cycles longer than `chunkFrames` are rendered in chunks. Realtime-safe: yes.
+/// connection: silence. Cycles longer than `chunkFrames` are rendered in chunks. Cycles the client missed
+/// (`skippedFrames`) are rendered and discarded first, so every play head stays on the server's frame
+/// clock: the audio due then is lost, as on a sound card's overrun, and the latency stays. Realtime-safe: yes.
 struct JACKReceiverProcessor: ~Copyable {
     let table: Unmanaged<ConnectionTable<ReceiveConnection>>
     let captureClock: CaptureClockSource
@@ -31,19 +33,32 @@ struct JACKReceiverProcessor: ~Copyable {
     deinit { mix.deallocate() }
 
     /// The JACK handler: `context` is an `UnsafeMutablePointer<JACKReceiverProcessor>`.
-    static let handler: JACKPeriodHandler = { context, buffers, frames, start, end in
+    static let handler: JACKPeriodHandler = { context, buffers, frames, skipped, start, end in
         guard let context, let buffers else { return }
         context.assumingMemoryBound(to: JACKReceiverProcessor.self).pointee.process(
-            buffers, frames: frames, start: HostTime(nanoseconds: start), end: HostTime(nanoseconds: end))
+            buffers, frames: frames, skippedFrames: skipped, start: HostTime(nanoseconds: start), end: HostTime(nanoseconds: end))
     }
 
-    /// Renders and mixes one cycle, chunk by chunk, into the JACK output buffers. JACK's process thread only.
-    func process(_ buffers: UnsafePointer<UnsafeMutablePointer<Float>?>, frames: Int, start: HostTime, end: HostTime) {
+    /// Renders and discards `skippedFrames` (the cycles missed before this one, which end at `start`), then
+    /// renders and mixes one cycle, chunk by chunk, into the JACK output buffers. JACK's process thread only.
+    func process(
+        _ buffers: UnsafePointer<UnsafeMutablePointer<Float>?>, frames: Int, skippedFrames: Int, start: HostTime, end: HostTime
+    ) {
         for channel in 0..<channels where buffers[channel] == nil { return }
+        var skippedOffset = -skippedFrames
+        while skippedOffset < 0 {
+            let count = min(chunkFrames, -skippedOffset)
+            let now = JACKTimeline.hostTime(atFrameOffset: skippedOffset, frames: frames, start: start, end: end)
+            let (mix, channels, captureClock) = (mix, channels, captureClock)
+            table._withUnsafeGuaranteedRef { table in
+                ReceiverPort.mixPeriod(of: table, into: mix, channels: channels, frames: count, now: now, captureClock: captureClock)
+            }
+            skippedOffset += count
+        }
         var offset = 0
         while offset < frames {
             let count = min(chunkFrames, frames - offset)
-            let now = JACKCycleTimes.hostTime(atFrameOffset: offset, frames: frames, start: start, end: end)
+            let now = JACKTimeline.hostTime(atFrameOffset: offset, frames: frames, start: start, end: end)
             let (mix, channels, captureClock) = (mix, channels, captureClock)
             table._withUnsafeGuaranteedRef { table in
                 ReceiverPort.mixPeriod(of: table, into: mix, channels: channels, frames: count, now: now, captureClock: captureClock)

@@ -10,7 +10,9 @@ import TuttiJACK
 /// (the port keeps them alive), so the cycle does no reference counting; all fields are immutable.
 ///
 /// A JACK cycle longer than `chunkFrames` (the peer's period, which every connection's buffers are sized
-/// for) is processed in chunks, so a buffer-size change needs no reallocation. Realtime-safe: yes.
+/// for) is processed in chunks, so a buffer-size change needs no reallocation. Cycles the client missed
+/// (`skippedFrames`) are sent as silence first, so the stream's RTP timeline stays on the server's frame
+/// clock and a receiver's latency does not drop by a cycle at each miss. Realtime-safe: yes.
 struct JACKSenderProcessor: ~Copyable {
     let table: Unmanaged<ConnectionTable<SendConnection>>
     let socket: Unmanaged<UDPSocket>
@@ -33,16 +35,28 @@ struct JACKSenderProcessor: ~Copyable {
     deinit { interleaved.deallocate() }
 
     /// The JACK handler: `context` is an `UnsafeMutablePointer<JACKSenderProcessor>`.
-    static let handler: JACKPeriodHandler = { context, buffers, frames, start, end in
+    static let handler: JACKPeriodHandler = { context, buffers, frames, skipped, start, end in
         guard let context, let buffers else { return }
         context.assumingMemoryBound(to: JACKSenderProcessor.self).pointee.process(
-            buffers, frames: frames, start: HostTime(nanoseconds: start), end: HostTime(nanoseconds: end))
+            buffers, frames: frames, skippedFrames: skipped, start: HostTime(nanoseconds: start), end: HostTime(nanoseconds: end))
     }
 
-    /// Interleaves one cycle of the JACK input ports, chunk by chunk, stamps each chunk with its capture time
+    /// Sends `skippedFrames` of silence (the cycles missed before this one, which end at `start`), then
+    /// interleaves one cycle of the JACK input ports, chunk by chunk, stamps each chunk with its capture time
     /// on the peer's capture clock, and hands it to every connection. JACK's process thread only.
-    func process(_ buffers: UnsafePointer<UnsafeMutablePointer<Float>?>, frames: Int, start: HostTime, end: HostTime) {
+    func process(
+        _ buffers: UnsafePointer<UnsafeMutablePointer<Float>?>, frames: Int, skippedFrames: Int, start: HostTime, end: HostTime
+    ) {
         for channel in 0..<channels where buffers[channel] == nil { return }
+        if skippedFrames > 0 {
+            for index in 0..<(chunkFrames * channels) { interleaved[index] = 0 }
+            var offset = -skippedFrames
+            while offset < 0 {
+                let count = min(chunkFrames, -offset)
+                send(frames: count, chunkStart: JACKTimeline.hostTime(atFrameOffset: offset, frames: frames, start: start, end: end))
+                offset += count
+            }
+        }
         var offset = 0
         while offset < frames {
             let count = min(chunkFrames, frames - offset)
@@ -50,18 +64,23 @@ struct JACKSenderProcessor: ~Copyable {
                 let input = buffers[channel]! + offset
                 for frame in 0..<count { interleaved[frame * channels + channel] = input[frame] }
             }
-            let chunkStart = JACKCycleTimes.hostTime(atFrameOffset: offset, frames: frames, start: start, end: end)
-            let captureTime = captureClock.captureTime(of: chunkStart)
-            let samples = UnsafeBufferPointer(rebasing: interleaved[0..<(count * channels)])
-            let channels = channels
-            socket._withUnsafeGuaranteedRef { socket in
-                table._withUnsafeGuaranteedRef { table in
-                    table.forEachActive { connection in
-                        connection.send(samples, portChannels: channels, frames: count, captureTime: captureTime, socket: socket)
-                    }
+            send(frames: count, chunkStart: JACKTimeline.hostTime(atFrameOffset: offset, frames: frames, start: start, end: end))
+            offset += count
+        }
+    }
+
+    /// Hands the first `frames` frames of `interleaved`, which start at `chunkStart`, to every connection.
+    @inline(__always)
+    private func send(frames count: Int, chunkStart: HostTime) {
+        let captureTime = captureClock.captureTime(of: chunkStart)
+        let samples = UnsafeBufferPointer(rebasing: interleaved[0..<(count * channels)])
+        let channels = channels
+        socket._withUnsafeGuaranteedRef { socket in
+            table._withUnsafeGuaranteedRef { table in
+                table.forEachActive { connection in
+                    connection.send(samples, portChannels: channels, frames: count, captureTime: captureTime, socket: socket)
                 }
             }
-            offset += count
         }
     }
 }

@@ -40,7 +40,7 @@ public actor Peer {
     public nonisolated let link: LinkService?
     /// The peer's JACK client (`tutti-<name>`), when it has `jack` ports: their device clock.
     private let jack: JACKClient?
-    /// JACK events already reported in the log, and when xruns and untrusted cycle times were last reported
+    /// JACK events already reported in the log, and when xruns and late or missed cycles were last reported
     /// (at most every 10 s).
     private var reportedJACK = JACKEvents()
     private var lastXrunReport = ContinuousClock.now
@@ -122,10 +122,8 @@ public actor Peer {
         }
         do { try jack.activate() } catch { throw PeerError(error.message) }
         reportedJACK = jack.events
-        let offset = jack.clockMapping.offsetNanoseconds
-        let mapping = jack.clockMapping.isHostClock ? "CLOCK_MONOTONIC" : "CLOCK_MONOTONIC \(offset < 0 ? "−" : "+") \(abs(offset) / 1000) µs (followed)"
         logger.info(
-            "JACK client \(jack.name) on server '\(jack.serverName)': \(jack.sampleRate) Hz, \(jack.bufferSize) frames per cycle, clock \(mapping)")
+            "JACK client \(jack.name) on server '\(jack.serverName)': \(jack.sampleRate) Hz, \(jack.bufferSize) frames per cycle")
         for port in configuration.ports where port.isJACK {
             guard let target = port.jackConnectTarget else { continue }
             connectJACK(port, to: target, client: jack)
@@ -516,11 +514,11 @@ public actor Peer {
         _ = try? await ControlClient.send(.teardown(TeardownNotice(connectionID: id, reason: reason)), to: endpoint, timeout: .seconds(1))
     }
 
-    /// Follows JACK's clock against the host clock, and logs what changed on the JACK server since the last
-    /// call: shutdown, sample-rate and buffer-size changes, xruns (at most one line each per call).
+    /// Logs what changed on the JACK server since the last call: shutdown, sample-rate and buffer-size
+    /// changes, xruns and this client's late or missed cycles (at most one line each per call, xruns at most
+    /// every 10 s).
     private func reportJACKEvents() {
         guard let jack else { return }
-        jack.refineClockMapping()
         var now = jack.events
         defer { reportedJACK = now }
         if let reason = now.shutdownReason, reportedJACK.shutdownReason == nil {
@@ -535,15 +533,19 @@ public actor Peer {
         if now.bufferSizeChanges != reportedJACK.bufferSizeChanges {
             logger.info("the JACK server's buffer size is now \(now.bufferSize) frames (processed in chunks of at most \(configuration.periodFrames))")
         }
-        if now.xruns != reportedJACK.xruns || now.untrustedCycles != reportedJACK.untrustedCycles {
+        if now.xruns != reportedJACK.xruns || now.lateCycles != reportedJACK.lateCycles || now.missedCycles != reportedJACK.missedCycles
+            || now.serverStalls != reportedJACK.serverStalls || now.timelineRebases != reportedJACK.timelineRebases
+        {
             guard ContinuousClock.now - lastXrunReport >= .seconds(10) else {
-                now.xruns = reportedJACK.xruns  // report these with the next ones
-                now.untrustedCycles = reportedJACK.untrustedCycles
+                // Report these with the next ones.
+                (now.xruns, now.lateCycles) = (reportedJACK.xruns, reportedJACK.lateCycles)
+                (now.missedCycles, now.serverStalls) = (reportedJACK.missedCycles, reportedJACK.serverStalls)
+                now.timelineRebases = reportedJACK.timelineRebases
                 return
             }
             lastXrunReport = .now
             logger.warning(
-                "JACK reported \(now.xruns - reportedJACK.xruns) xrun(s) (\(now.xruns) since the peer started); \(now.untrustedCycles - reportedJACK.untrustedCycles) cycle(s) ran far off JACK's cycle times (\(now.untrustedCycles) in all; a non-realtime or overloaded server)")
+                "JACK reported \(now.xruns - reportedJACK.xruns) xrun(s) (\(now.xruns) since the peer started); client \(jack.name) woke more than a period late in \(now.lateCycles - reportedJACK.lateCycles) cycle(s), missed \(now.missedCycles - reportedJACK.missedCycles), caught up \(now.serverStalls - reportedJACK.serverStalls) server stall(s), restarted its timeline \(now.timelineRebases - reportedJACK.timelineRebases) time(s) (a non-realtime or overloaded server)")
         }
     }
 

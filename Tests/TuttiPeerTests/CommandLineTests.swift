@@ -83,7 +83,7 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(
             flags.output,
             """
-            peer desk: control port any, period 64 frames, discovery off, beat clock off
+            peer desk: control port any, period 64 frames, discovery off, beat clock off, realtime priority 70
               sender send "JACK send": 2ch, the JACK server's rate, L24/L16/OPUS, jack tutti-desk:send_1…send_2
               receiver return "JACK return": 1ch, the JACK server's rate, L24/L16/OPUS, jack tutti-desk:return_1, connect system:playback_
 
@@ -94,7 +94,7 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(
             file.output,
             """
-            peer desk: control port any, period 64 frames, discovery on, beat clock on
+            peer desk: control port any, period 64 frames, discovery on, beat clock on, realtime priority 70
               sender send "JACK send": 2ch, the JACK server's rate, L24/L16/OPUS, jack tutti-desk:send_1…send_2, connect system:capture_
               receiver return "JACK return": 2ch, the JACK server's rate, L24/L16/OPUS, jack tutti-desk:return_1…return_2
 

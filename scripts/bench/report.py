@@ -236,7 +236,7 @@ def main(work, out):
 
     # ---- latency section -----------------------------------------------------------------------------
     md.append("## Latency\n")
-    md.append("One stereo 48 kHz L24 stream h1 → h2. Tutti: fixed 5 ms target, device period = packet size. "
+    md.append("One stereo 48 kHz L24 stream h1 → h2. Tutti: fixed 5 ms target (5.34 ms at 128 frames: Tutti refuses less than two packets), device period = packet size. "
               "JackTrip: `-q` = the packets that make ≥ 5 ms (32 → 8, 64 → 4, 128 → 2), `-b 16` (its default), JACK period = packet size. "
               "`jitter1` is `scripts/lab impair --delay 1 --jitter 1` on both hosts' egress (0–2 ms uniform).\n")
     md.append("Two methods. **Stats**: the receiver's capture-to-playout latency from the packets' capture timestamps "

@@ -184,7 +184,8 @@ def stats(path):
 def iostat(path):
     """JackTrip 1.7 `-I` lines: `DATE PEER send: U/O recv: U/O prot: A/B/C tot: N sync: ... skew: ... autoq: ...`.
 
-    JackTrip prints cumulative counters; the increase from the first to the last line is the window's.
+    JackTrip prints cumulative counters; the window's figure is the sum of their steps from line to line
+    (a counter that goes down was reset, and its new value is the step).
     Field meanings are JackTrip's (recv U/O: receive-side ring buffer underruns/overflows as it counts
     them; tot: packets received); they are reported as printed, not reinterpreted.
     """
@@ -203,10 +204,16 @@ def iostat(path):
         rows.append({"send": send, "recv": recv, "prot": prot, "tot": tot})
     if len(rows) < 2:
         return {"lines": len(rows)}
-    a, b = rows[0], rows[-1]
-    return {"lines": len(rows), "recvUnderruns": b["recv"][0] - a["recv"][0], "recvOverflows": b["recv"][1] - a["recv"][1],
-            "sendUnderruns": b["send"][0] - a["send"][0], "protocol": [y - x for x, y in zip(a["prot"], b["prot"])],
-            "packets": b["tot"] - a["tot"]}
+
+    def increase(values):
+        """Sum of the steps between successive lines; a counter that goes down was reset (JackTrip
+        resets them when its buffer restarts), so its new value is the step."""
+        return sum((b - a) if b >= a else b for a, b in zip(values, values[1:]))
+    return {"lines": len(rows), "recvUnderruns": increase([r["recv"][0] for r in rows]),
+            "recvOverflows": increase([r["recv"][1] for r in rows]),
+            "sendUnderruns": increase([r["send"][0] for r in rows]),
+            "protocol": [increase([r["prot"][k] for r in rows]) for k in range(len(rows[0]["prot"]))],
+            "packets": increase([r["tot"] for r in rows])}
 
 
 def cpu(before_path, after_path):

@@ -103,6 +103,7 @@ def jacktrip_figures(result, results):
         "damagedMs": probe.get("damagedMs"),
         "recvUnderruns": io.get("recvUnderruns"),
         "recvOverflows": io.get("recvOverflows"),
+        "protLost": (io.get("protocol") or [None])[0],
         "probeXruns": probe.get("probeXruns"),
     }
 
@@ -191,6 +192,8 @@ def main(work, out):
         summary["jitter2"] = {"tuttiFixedDamagedMs": tf.get("damagedMs"), "tuttiAdaptiveDamagedMs": ta.get("damagedMs"),
                               "jacktripDamagedMs": jj.get("damagedMs"), "tuttiFixedLostLate": tf.get("lostLate"),
                               "tuttiAdaptiveLostLate": ta.get("lostLate"), "jacktripRecvUnderruns": jj.get("recvUnderruns"),
+                              "tuttiFixedConcealedMs": tf.get("concealedMs"), "tuttiAdaptiveConcealedMs": ta.get("concealedMs"),
+                              "jacktripProtLost": jj.get("protLost"),
                               "windowSeconds": meta["window"]}
     tscale = {results[k]["streams"]: results[k] for k in results if k.startswith("scale-tutti-")}
     jscale = {results[k]["streams"]: results[k] for k in results if k.startswith("scale-jacktrip-")}
@@ -221,9 +224,12 @@ def main(work, out):
                   f"{fmt(ratio(basis, s['jacktripImpulse']))}{'' if s['tuttiImpulse'] is not None else ' (stats vs impulse)'} |")
     if "jitter2" in summary:
         s = summary["jitter2"]
-        md.append(f"| dropouts under 2 ms jitter: damaged audio in {s['windowSeconds']} s (own counters) | fixed 5 ms: {fmt(s['tuttiFixedDamagedMs'], 1)} ms "
-                  f"({fmt(s['tuttiFixedLostLate'])} packets lost/late); adaptive: {fmt(s['tuttiAdaptiveDamagedMs'], 1)} ms ({fmt(s['tuttiAdaptiveLostLate'])}) | "
-                  f"{fmt(s['jacktripDamagedMs'], 1)} ms ({fmt(s['jacktripRecvUnderruns'])} recv underruns) | "
+        md.append(f"| dropouts under 2 ms jitter, {s['windowSeconds']} s: packets not played in time (the tools' own counters) | "
+                  f"fixed 5 ms: {fmt(s['tuttiFixedLostLate'])} lost/late ({fmt(s['tuttiFixedConcealedMs'], 1)} ms concealed); "
+                  f"adaptive: {fmt(s['tuttiAdaptiveLostLate'])} ({fmt(s['tuttiAdaptiveConcealedMs'], 1)} ms) | "
+                  f"{fmt(s['jacktripRecvUnderruns'])} receive underruns; {fmt(s['jacktripProtLost'])} lost (its `prot` count) | – (different counters) |")
+        md.append(f"| dropouts under 2 ms jitter: damaged 1 kHz tone (tool-neutral, see below) | fixed {fmt(s['tuttiFixedDamagedMs'], 1)} ms; "
+                  f"adaptive {fmt(s['tuttiAdaptiveDamagedMs'], 1)} ms | {fmt(s['jacktripDamagedMs'], 1)} ms | "
                   f"{fmt(ratio(s['tuttiFixedDamagedMs'], s['jacktripDamagedMs']))} (fixed) |")
     if "cpu" in summary:
         s = summary["cpu"]
@@ -231,6 +237,11 @@ def main(work, out):
                   f"{fmt(s['jacktripMsPerSecond'])} (+ jackd) | {fmt(ratio(s['tuttiMsPerSecond'], s['jacktripMsPerSecond']))} |")
         md.append(f"| streams per core (1 s ÷ CPU per stream) | {fmt(s['tuttiStreamsPerCore'], 0)} | {fmt(s['jacktripStreamsPerCore'], 0)} | "
                   f"{fmt(ratio(s['tuttiStreamsPerCore'], s['jacktripStreamsPerCore']))} |")
+    md.append("\n**Read the damaged-tone row with care.** The probe signal is a steady 1 kHz tone, and Tutti's concealment "
+              "repeats whole periods of what it last played, which continues a steady tone perfectly: its concealed audio "
+              "(the counters' row) does not show as damage, while on music it would be audible. JackTrip's concealment "
+              "does not continue the tone, so all of it shows. The counters' row is the fairer dropout comparison; the "
+              "tools count differently, so no ratio is given for it.\n")
     md.append(f"\nTutti first dropped audio at **{first_drop if first_drop else 'none of'}** "
               f"{'streams' if first_drop else 'the stream counts tested'} ({', '.join(map(str, sorted(tscale)))}).\n")
 
@@ -302,7 +313,8 @@ def main(work, out):
                   "(2–40 ms); JackTrip `-q 4` (5.3 ms). **Damaged audio** is the tool-neutral measure: ms of 64-frame blocks of the "
                   "returned 1 kHz tone that are not the tone (gap, click, or concealment that does not continue it), over the "
                   f"{meta['window']} s window. The tools' own counters are beside it: Tutti's lost + late packets, underruns and "
-                  "concealed audio; JackTrip's receive underruns as its `-I` line prints them.\n")
+                  "concealed audio; JackTrip's receive underruns and the first of its `prot` counters (lost), as its `-I` line prints them. "
+                  "The lab's jitter delays each packet independently, so it also reorders them.\n")
         md.append("| impairment | tool, buffer | damaged audio (ms) | lost + late packets | underruns | concealed (ms) | latency median / p99 (ms) | target (ms) |")
         md.append("|---|---|---|---|---|---|---|---|")
         order = ["jitter1", "jitter2", "jitter5", "loss1", "loss5", "reorder"]
@@ -321,7 +333,7 @@ def main(work, out):
                 else:
                     j = jacktrip_figures(r, results)
                     lat = j["impulseOneWayMs"]
-                    md.append(f"| {label} | JackTrip q{r.get('queue')} | {fmt(j['damagedMs'], 1)} | – | {fmt(j['recvUnderruns'])} (recv) | – | "
+                    md.append(f"| {label} | JackTrip q{r.get('queue')} | {fmt(j['damagedMs'], 1)} | {fmt(j['protLost'])} (prot) | {fmt(j['recvUnderruns'])} (recv) | – | "
                               f"{lat_cell(lat)} / {lat_cell(lat, 'p99')} (impulse) | – |")
         descs = sorted({r.get("impairment", "") for k, r in results.items() if k.startswith("impair-")})
         md.append("\nImpairments as the lab applied them:\n")

@@ -2,7 +2,7 @@
 // Tutti: several Linux machines as one audio bus.
 //
 // Layers point one way: the pure core (TuttiCore, TuttiWire, TuttiCodec, TuttiStream, TuttiSession,
-// TuttiAnalysis) never imports an edge module; the edges (TuttiIO, TuttiDiscovery) touch the OS;
+// TuttiAnalysis) never imports an edge module; the edges (TuttiIO, TuttiDiscovery, TuttiJACK) touch the OS;
 // TuttiPeer composes them into an embeddable peer; `tutti` is a thin CLI on top.
 import PackageDescription
 
@@ -38,6 +38,8 @@ let package = Package(
         .systemLibrary(
             name: "CSamplerate", path: "Sources/CSamplerate", pkgConfig: "samplerate",
             providers: [.apt(["libsamplerate0-dev"])]),
+        .systemLibrary(
+            name: "CJack", path: "Sources/CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
 
         // Pure, I/O-free core.
         .target(name: "TuttiCore", swiftSettings: strict),
@@ -53,16 +55,18 @@ let package = Package(
         // Ableton Link's protocol and timeline maths (the shared beat clock); its socket edge lives in TuttiIO.
         .target(name: "TuttiClock", dependencies: ["TuttiCore"], swiftSettings: strict),
 
-        // The edge: the only modules that touch sockets, Avahi, files, threads and the system clock.
+        // The edge: the only modules that touch sockets, Avahi, JACK, files, threads and the system clock.
         .target(name: "TuttiIO", dependencies: ["TuttiCore", "TuttiClock"], swiftSettings: strict),
         .target(name: "TuttiDiscovery", dependencies: ["CAvahi"], swiftSettings: strict),
+        // JACK: one client per peer whose process callback is the device clock of its jack ports.
+        .target(name: "TuttiJACK", dependencies: ["TuttiCore", "TuttiIO", "CJack"], swiftSettings: strict),
 
         // The embeddable peer: control plane (SwiftNIO) and the media engines.
         .target(
             name: "TuttiPeer",
             dependencies: [
                 "TuttiCore", "TuttiWire", "TuttiCodec", "TuttiStream", "TuttiSession", "TuttiIO",
-                "TuttiDiscovery", "TuttiClock",
+                "TuttiDiscovery", "TuttiClock", "TuttiJACK",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -92,6 +96,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "TuttiAnalysisTests", dependencies: ["TuttiAnalysis"], swiftSettings: strict),
         .testTarget(name: "TuttiIOTests", dependencies: ["TuttiIO"], swiftSettings: strict),
+        .testTarget(name: "TuttiJACKTests", dependencies: ["TuttiJACK", "TuttiCore"], swiftSettings: strict),
         .testTarget(name: "TuttiDiscoveryTests", dependencies: ["TuttiDiscovery"], swiftSettings: strict),
         .testTarget(name: "TuttiPeerTests", dependencies: ["TuttiPeer", "TuttiIO", "TuttiAnalysis"], swiftSettings: strict),
     ]

@@ -5,6 +5,7 @@ import Logging
 import TuttiCore
 import TuttiDiscovery
 import TuttiIO
+import TuttiJACK
 import TuttiSession
 import TuttiWire
 
@@ -37,11 +38,19 @@ public actor Peer {
     private var stopped = false
     /// The shared beat clock, when the peer runs it.
     public nonisolated let link: LinkService?
+    /// The peer's JACK client (`tutti-<name>`), when it has `jack` ports: their device clock.
+    private let jack: JACKClient?
+    /// JACK events already reported in the log, and when xruns and untrusted cycle times were last reported
+    /// (at most every 10 s).
+    private var reportedJACK = JACKEvents()
+    private var lastXrunReport = ContinuousClock.now
 
     /// Starts a peer: loads its identity, binds the control channel, publishes and browses through Avahi.
     ///
-    /// - Throws: a one-line `PeerError` (bad port names, port taken, state file not writable).
+    /// - Throws: a one-line `PeerError` (bad port names, port taken, state file not writable, no JACK server
+    ///   for `jack` ports, JACK client or port names taken).
     public static func start(_ configuration: PeerConfiguration, logger: Logger) async throws(PeerError) -> Peer {
+        var configuration = configuration
         var seen = Set<String>()
         for port in configuration.ports {
             guard PortDescriptor.isValidName(port.descriptor.name) else {
@@ -51,6 +60,7 @@ public actor Peer {
                 throw PeerError("two ports are named '\(port.descriptor.name)'")
             }
         }
+        let jack = try openJACK(for: &configuration)
         let id = try PeerIdentity.load(name: configuration.name, directory: configuration.stateDirectory)
         let server = try await ControlServer(port: configuration.controlPort)
         var link: LinkService?
@@ -64,14 +74,80 @@ public actor Peer {
                 logger.warning("cannot run the beat clock (\(error)); media is timed on the wall clock")
             }
         }
-        let peer = Peer(configuration: configuration, id: id, server: server, link: link, logger: logger)
+        let peer = Peer(configuration: configuration, id: id, server: server, link: link, jack: jack, logger: logger)
+        do throws(PeerError) {
+            try await peer.startJACK()
+        } catch {
+            await peer.stop()
+            throw error
+        }
         await peer.startDiscovery()
         return peer
     }
 
-    private init(configuration: PeerConfiguration, id: PeerID, server: ControlServer, link: LinkService?, logger: Logger) {
+    /// Opens the peer's JACK client when it has `jack` ports, and gives those ports the server's rate (their
+    /// only one). The server is `$JACK_DEFAULT_SERVER`, else "default"; it is never started.
+    private static func openJACK(for configuration: inout PeerConfiguration) throws(PeerError) -> JACKClient? {
+        guard configuration.ports.contains(where: \.isJACK) else { return nil }
+        let client: JACKClient
+        do { client = try JACKClient(name: "tutti-\(configuration.name)") } catch { throw PeerError(error.message) }
+        let rate = client.sampleRate
+        guard StreamLimits.sampleRates.contains(rate) else {
+            client.close()
+            throw PeerError("the JACK server runs at \(rate) Hz; Tutti streams \(StreamLimits.sampleRates.lowerBound)–\(StreamLimits.sampleRates.upperBound) Hz")
+        }
+        for index in configuration.ports.indices where configuration.ports[index].isJACK {
+            configuration.ports[index].descriptor.sampleRates = [rate]
+        }
+        return client
+    }
+
+    /// Registers the `jack` ports on the JACK client, activates it, and makes the `connect=` connections.
+    private func startJACK() throws(PeerError) {
+        guard let jack else { return }
+        for port in configuration.ports where port.isJACK {
+            if let sender = senderPorts[port.descriptor.name] { try sender.attachJACK(to: jack) }
+            if let receiver = receiverPorts[port.descriptor.name] { try receiver.attachJACK(to: jack) }
+        }
+        do { try jack.activate() } catch { throw PeerError(error.message) }
+        reportedJACK = jack.events
+        let offset = jack.clockMapping.offsetNanoseconds
+        let mapping = jack.clockMapping.isHostClock ? "CLOCK_MONOTONIC" : "CLOCK_MONOTONIC \(offset < 0 ? "−" : "+") \(abs(offset) / 1000) µs (followed)"
+        logger.info(
+            "JACK client \(jack.name) on server '\(jack.serverName)': \(jack.sampleRate) Hz, \(jack.bufferSize) frames per cycle, clock \(mapping)")
+        for port in configuration.ports where port.isJACK {
+            guard let target = port.jackConnectTarget else { continue }
+            connectJACK(port, to: target, client: jack)
+        }
+    }
+
+    /// `connect=CLIENT:PORT_PREFIX`: connects the port's channels, in order, to the matching ports of the
+    /// other direction. Missing or refused ones are logged, not fatal (the user can still `jack_connect`).
+    private func connectJACK(_ port: PortConfiguration, to target: String, client: JACKClient) {
+        let isSender = port.descriptor.kind == .sender
+        let pattern = "^" + target.map { "\\^$.|?*+()[]{}".contains($0) ? "\\\($0)" : String($0) }.joined()
+        let others = client.ports(matching: pattern, direction: isSender ? .output : .input)
+        guard !others.isEmpty else {
+            logger.warning("JACK port \(port.descriptor.name): no \(isSender ? "output" : "input") ports match '\(target)'; connect them with jack_connect")
+            return
+        }
+        for (channel, other) in zip(1...port.descriptor.channels, others) {
+            let own = "\(client.name):\(port.descriptor.name)_\(channel)"
+            let (source, destination) = isSender ? (other, own) : (own, other)
+            if client.connect(source, to: destination) {
+                logger.info("JACK: connected \(source) → \(destination)")
+            } else {
+                logger.warning("JACK: cannot connect \(source) → \(destination)")
+            }
+        }
+    }
+
+    private init(
+        configuration: PeerConfiguration, id: PeerID, server: ControlServer, link: LinkService?, jack: JACKClient?, logger: Logger
+    ) {
         self.configuration = configuration
         self.link = link
+        self.jack = jack
         let captureClock = CaptureClockSource(link: link)
         self.id = id
         self.server = server
@@ -141,6 +217,7 @@ public actor Peer {
         for port in senderPorts.values { port.shutdown() }
         for id in Array(receiving.keys) { await remove(id, reason: "closed: peer stopping", notify: false) }
         for port in receiverPorts.values { port.shutdown() }
+        jack?.close()
         await server.close()
         link?.stop()
         logger.info("peer \(publishedName) stopped")
@@ -185,8 +262,18 @@ public actor Peer {
     }
 
     private func statistics() -> [ConnectionStatistics] {
-        (sending.values.map { $0.connection.statistics() } + receiving.values.map { $0.connection.statistics() })
-            .sorted { $0.id.rawValue < $1.id.rawValue }
+        let problem = jackProblem
+        let sent = sending.values.map { entry in
+            var figures = entry.connection.statistics()
+            if entry.port.configuration.isJACK { figures.deviceProblem = problem }
+            return figures
+        }
+        let received = receiving.values.map { entry in
+            var figures = entry.connection.statistics()
+            if entry.port.configuration.isJACK { figures.deviceProblem = problem }
+            return figures
+        }
+        return (sent + received).sorted { $0.id.rawValue < $1.id.rawValue }
     }
 
     /// The RTP payload type of every stream this peer receives or sends to a standard receiver: the first
@@ -416,10 +503,48 @@ public actor Peer {
         _ = try? await ControlClient.send(.teardown(TeardownNotice(connectionID: id, reason: reason)), to: endpoint, timeout: .seconds(1))
     }
 
-    /// Logs receiving connections that lose or regain their stream (checked four times a second).
+    /// Follows JACK's clock against the host clock, and logs what changed on the JACK server since the last
+    /// call: shutdown, sample-rate and buffer-size changes, xruns (at most one line each per call).
+    private func reportJACKEvents() {
+        guard let jack else { return }
+        jack.refineClockMapping()
+        var now = jack.events
+        defer { reportedJACK = now }
+        if let reason = now.shutdownReason, reportedJACK.shutdownReason == nil {
+            let names = configuration.ports.filter(\.isJACK).map(\.descriptor.name).joined(separator: ", ")
+            logger.error(
+                "the JACK server shut client \(jack.name) down (\(reason.isEmpty ? "no reason given" : reason)): jack ports \(names) are stopped; restart the peer once the server runs again")
+        }
+        if now.sampleRateChanges != reportedJACK.sampleRateChanges {
+            logger.warning(
+                "the JACK server's sample rate changed to \(now.sampleRate) Hz; jack ports keep streaming at \(configuration.ports.first(where: \.isJACK)?.descriptor.sampleRates.first ?? 0) Hz (restart the peer to follow)")
+        }
+        if now.bufferSizeChanges != reportedJACK.bufferSizeChanges {
+            logger.info("the JACK server's buffer size is now \(now.bufferSize) frames (processed in chunks of at most \(configuration.periodFrames))")
+        }
+        if now.xruns != reportedJACK.xruns || now.untrustedCycles != reportedJACK.untrustedCycles {
+            guard ContinuousClock.now - lastXrunReport >= .seconds(10) else {
+                now.xruns = reportedJACK.xruns  // report these with the next ones
+                now.untrustedCycles = reportedJACK.untrustedCycles
+                return
+            }
+            lastXrunReport = .now
+            logger.warning(
+                "JACK reported \(now.xruns - reportedJACK.xruns) xrun(s) (\(now.xruns) since the peer started); \(now.untrustedCycles - reportedJACK.untrustedCycles) cycle(s) ran far off JACK's cycle times (\(now.untrustedCycles) in all; a non-realtime or overloaded server)")
+        }
+    }
+
+    /// The JACK port's device problem for `tutti stats`, when there is one (the server shut the client down).
+    private var jackProblem: String? {
+        guard let reason = jack?.events.shutdownReason else { return nil }
+        return "JACK server shut the client down: \(reason.isEmpty ? "no reason given" : reason)"
+    }
+
+    /// Logs receiving connections that lose or regain their stream, and JACK events (checked four times a second).
     private func watchConnections() async {
         while !stopped {
             try? await Task.sleep(for: .milliseconds(250))
+            reportJACKEvents()
             for (id, entry) in receiving {
                 let state = entry.connection.state
                 let previous = lastStates[id]

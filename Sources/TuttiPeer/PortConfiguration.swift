@@ -25,6 +25,11 @@ public enum AudioSource: Sendable, Hashable {
     case wavFile(path: String, loop: Bool)
     /// Raw PCM read from standard input at the port's (single) sample rate.
     case standardInput(encoding: RawPCMEncoding)
+    /// JACK input ports `NAME_1 … NAME_N` on the peer's JACK client `tutti-<peer>`: whatever other JACK
+    /// clients write into them, at the JACK server's rate (the port's only rate). The JACK process callback
+    /// is the port's device clock. `connect`: a `CLIENT:PORT_PREFIX` whose output ports are connected to
+    /// these, in order, when the peer starts (nil: leave connecting to `jack_connect`).
+    case jack(connect: String?)
 }
 
 /// Where a receiver port's audio goes.
@@ -35,6 +40,10 @@ public enum AudioSink: Sendable, Hashable {
     case standardOutput(encoding: RawPCMEncoding)
     /// Discard (statistics only).
     case null
+    /// JACK output ports `NAME_1 … NAME_N` on the peer's JACK client `tutti-<peer>`, filled with the mix
+    /// once per JACK process cycle, at the JACK server's rate. `connect`: a `CLIENT:PORT_PREFIX` whose
+    /// input ports these are connected to, in order, when the peer starts (nil: leave it to `jack_connect`).
+    case jack(connect: String?)
 }
 
 /// A port as configured: what the peer advertises, plus its source or sink.
@@ -50,6 +59,22 @@ public struct PortConfiguration: Sendable, Hashable {
     public init(descriptor: PortDescriptor, role: Role) {
         self.descriptor = descriptor
         self.role = role
+    }
+
+    /// Whether the port is a JACK port (its rate is the JACK server's; it needs the peer's JACK client).
+    public var isJACK: Bool {
+        switch role {
+        case .sender(.jack), .receiver(.jack): true
+        default: false
+        }
+    }
+
+    /// The `connect=` target of a JACK port (nil for other ports, or when not given).
+    var jackConnectTarget: String? {
+        switch role {
+        case .sender(.jack(let connect)), .receiver(.jack(let connect)): connect
+        default: nil
+        }
     }
 
     /// A sender port with a tone source.

@@ -1,13 +1,16 @@
 import TuttiCore
 import TuttiIO
+import TuttiJACK
 import TuttiWire
 
 /// A sender port at run time: its source, a paced device clock at the port's current rate, one UDP socket,
 /// and the connections it feeds (fan-out: every connection gets the same audio).
 ///
 /// The clock starts with the first connection, at that connection's rate, and stops with the last; while
-/// it runs, new connections must use the same rate. Control plane: `add`, `remove`, `currentRates`
-/// (called from the peer actor only). Device thread: `process`.
+/// it runs, new connections must use the same rate. A `jack` port has no clock of its own: once attached to
+/// the peer's JACK client (`attachJACK`), the client's process callback feeds its connections every cycle
+/// at the server's rate. Control plane: `attachJACK`, `add`, `remove`, `currentRates` (called from the peer
+/// only). Device thread (clock or JACK): the processing closure or `JACKSenderProcessor`.
 final class SenderPort: @unchecked Sendable {
     let configuration: PortConfiguration
     let source: AudioSource
@@ -16,6 +19,8 @@ final class SenderPort: @unchecked Sendable {
     private var clock: PacedDeviceClock?
     private var renderer: SourceRenderer?
     private var socket: UDPSocket?
+    /// The JACK client and this port's handler state, for a `jack` port.
+    private var jack: (client: JACKClient, processor: UnsafeMutablePointer<JACKSenderProcessor>)?
     private var periodBuffer: UnsafeMutableBufferPointer<Float>
     private(set) var activeSampleRate: Int?
 
@@ -34,8 +39,20 @@ final class SenderPort: @unchecked Sendable {
     }
 
     deinit {
-        clock?.stop()
+        shutdown()
         periodBuffer.deallocate()
+    }
+
+    /// Registers the port's JACK input ports (`NAME_1 … NAME_N`) on `client`, whose process callback then
+    /// feeds this port's connections at `client.sampleRate`. Control plane, before the client activates.
+    func attachJACK(to client: JACKClient) throws(PeerError) {
+        let processor = try client.registerProcessor(
+            JACKSenderProcessor(
+                table: table, socket: try sendingSocket(), captureClock: captureClock, channels: descriptor.channels,
+                chunkFrames: periodFrames),
+            prefix: descriptor.name, channels: descriptor.channels, direction: .input, handler: JACKSenderProcessor.handler)
+        jack = (client, processor)
+        activeSampleRate = client.sampleRate
     }
 
     /// The rates the port can stream at now: only its running rate while it streams.
@@ -60,6 +77,10 @@ final class SenderPort: @unchecked Sendable {
             throw PeerError("\(descriptor.name) already streams at \(activeSampleRate) Hz")
         }
         let socket = try sendingSocket()
+        if jack != nil {
+            guard table.insert(connection) else { throw PeerError("\(descriptor.name) has too many connections") }
+            return
+        }
         if clock == nil {
             renderer = try SourceRenderer(source: source, sampleRate: rate, channels: descriptor.channels)
             activeSampleRate = rate
@@ -90,8 +111,8 @@ final class SenderPort: @unchecked Sendable {
 
     /// Stops feeding `connection`; stops the clock after the last one.
     func remove(_ connection: SendConnection) async {
-        _ = await table.remove(connection, deviceRunning: clock != nil)
-        if table.all.isEmpty {
+        _ = await table.remove(connection, deviceRunning: clock != nil || jack?.client.isRunning == true)
+        if table.all.isEmpty, jack == nil {
             clock?.stop()
             clock = nil
             renderer = nil
@@ -99,10 +120,15 @@ final class SenderPort: @unchecked Sendable {
         }
     }
 
-    /// Stops everything. Control plane.
+    /// Stops everything (closing the JACK client before freeing this port's handler state). Control plane;
+    /// idempotent.
     func shutdown() {
         clock?.stop()
         clock = nil
+        if let jack {
+            jack.client.releaseProcessor(jack.processor)
+            self.jack = nil
+        }
         socket?.close()
         socket = nil
     }

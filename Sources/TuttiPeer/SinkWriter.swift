@@ -40,6 +40,7 @@ final class SinkWriter: @unchecked Sendable {
             }
         case .standardOutput(let encoding): target = .raw(encoding)
         case .null: target = .discard
+        case .jack: preconditionFailure("a JACK sink is played by its JACK client (JACKReceiverProcessor), not written")
         }
         let samplesPerFlush = sampleRate * channels
         thread = OSThread(name: "tutti-sink") { [self] in

@@ -38,6 +38,8 @@ final class SourceRenderer: @unchecked Sendable {
             kind = .file(samples: samples, channels: audio.channels, loop: loop)
         case .standardInput(let encoding):
             kind = .pipe(StandardInputReader(encoding: encoding, channels: channels, sampleRate: sampleRate))
+        case .jack:
+            preconditionFailure("a JACK source is captured by its JACK client (JACKSenderProcessor), not rendered")
         }
     }
 

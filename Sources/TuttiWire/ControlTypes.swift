@@ -268,6 +268,8 @@ public struct ConnectionStatistics: Hashable, Sendable, Codable {
     /// applied (input frames per output frame); nil when the receiver does not compensate.
     public var driftPartsPerMillion: Double?
     public var resamplingRatio: Double?
+    /// Why the port's device stopped (e.g. the JACK server shut the peer's client down); nil while it runs.
+    public var deviceProblem: String?
 
     public init(
         id: ConnectionID, role: ConnectionRole, source: PortReference, destination: PortReference,

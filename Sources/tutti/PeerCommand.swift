@@ -17,9 +17,13 @@ struct PeerCommand: AsyncParsableCommand {
               senders:   tone   (frequency=1000, amplitude=0.5)
                          wav    (path=FILE, loop=false)
                          stdin  (encoding=s16le|s24le|f32le, rate=48000)
+                         jack   (connect=CLIENT:PORT_PREFIX) JACK input ports NAME_1…NAME_N
               receivers: wav    (path=FILE)
                          stdout (encoding=s16le|s24le|f32le)
                          null
+                         jack   (connect=CLIENT:PORT_PREFIX) JACK output ports NAME_1…NAME_N
+            jack ports belong to the JACK client tutti-<peer name> on the server $JACK_DEFAULT_SERVER (else
+            "default"), run at the server's rate, and are clocked by its process cycle.
               any port:  channels=2, rates=48000/44100, formats=L24/L16, title=TEXT
             Example: tutti peer --name stage --sender out=tone,frequency=440 --receiver in=wav,path=in.wav
             A config file (--config, TOML; see configs/) gives the same settings; flags override it.
@@ -141,9 +145,13 @@ struct PeerCommand: AsyncParsableCommand {
             case .receiver(.wavFile(let path)): role = "wav \(path)"
             case .receiver(.standardOutput(let encoding)): role = "stdout \(encoding.rawValue)"
             case .receiver(.null): role = "null"
+            case .sender(.jack(let connect)), .receiver(.jack(let connect)):
+                let ports = descriptor.channels == 1 ? "\(descriptor.name)_1" : "\(descriptor.name)_1…\(descriptor.name)_\(descriptor.channels)"
+                role = "jack tutti-\(configuration.name):\(ports)" + (connect.map { ", connect \($0)" } ?? "")
             }
+            let rates = port.isJACK ? "the JACK server's rate" : "\(descriptor.sampleRates.map(String.init).joined(separator: "/")) Hz"
             lines.append(
-                "  \(descriptor.kind) \(descriptor.name) \"\(descriptor.title)\": \(descriptor.channels)ch, \(descriptor.sampleRates.map(String.init).joined(separator: "/")) Hz, \(descriptor.sampleFormats.map(\.rawValue).joined(separator: "/")), \(role)")
+                "  \(descriptor.kind) \(descriptor.name) \"\(descriptor.title)\": \(descriptor.channels)ch, \(rates), \(descriptor.sampleFormats.map(\.rawValue).joined(separator: "/")), \(role)")
         }
         return lines.joined(separator: "\n")
     }

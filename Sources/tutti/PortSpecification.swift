@@ -5,8 +5,8 @@ import TuttiPeer
 /// Builds port configurations from `--sender`/`--receiver` flags (`NAME=KIND[,key=value…]`) and from
 /// the `[[sender]]`/`[[receiver]]` tables of a config file, through one set of rules and messages.
 enum PortSpecification {
-    static let senderKinds = ["tone", "wav", "stdin"]
-    static let receiverKinds = ["wav", "stdout", "null"]
+    static let senderKinds = ["tone", "wav", "stdin", "jack"]
+    static let receiverKinds = ["wav", "stdout", "null", "jack"]
 
     /// Parses `NAME=KIND[,key=value…]`, e.g. `out=tone,frequency=440,channels=1`.
     static func parse(_ text: String, kind: PortKind) throws -> PortConfiguration {
@@ -96,6 +96,17 @@ enum PortSpecification {
             title = title ?? "stdout"
         case (.receiver, "null"):
             role = .receiver(.null)
+        case (.sender, "jack"), (.receiver, "jack"):
+            known.insert("connect")
+            // The JACK server's rate is the port's only one; the peer sets it when it opens its JACK client.
+            guard values["rates"] == nil else { throw CLIError("port \(name): a jack port runs at the JACK server's rate (no rates=)") }
+            rates = [48_000]
+            let connect = values["connect"]
+            if let connect, !connect.contains(":") || connect.hasPrefix(":") {
+                throw CLIError("port \(name): connect=\(connect) is not CLIENT:PORT_PREFIX, e.g. connect=system:playback_")
+            }
+            role = kind == .sender ? .sender(.jack(connect: connect)) : .receiver(.jack(connect: connect))
+            title = title ?? "JACK \(name)"
         default:
             let kinds = kind == .sender ? senderKinds : receiverKinds
             throw CLIError("port \(name): unknown \(kind) kind '\(portKind)' (one of: \(kinds.joined(separator: ", ")))")

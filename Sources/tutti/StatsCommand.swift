@@ -81,6 +81,7 @@ struct StatsCommand: AsyncParsableCommand {
                              pad(sending ? "-" : String(stat.underruns), 9), pad(sending ? "-" : String(stat.concealedFrames), 10),
                              sending ? "-" : stat.latencyMilliseconds.map { fixed($0) + "ms" } ?? "-"].joined(separator: " "))
                         if !sending, let details = Self.details(of: stat) { lines.append(pad("", 17) + details) }
+                        if let problem = stat.deviceProblem { lines.append(pad("", 17) + "device stopped: " + problem) }
                     }
                 }
                 if snapshots.allSatisfy({ $0.statistics.isEmpty }) { lines.append("(no connections)") }

@@ -71,11 +71,50 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(refused.error.hasPrefix("tutti: config \(broken.path): unknown key 'colour'"), refused.error)
     }
 
+    func testJACKPortSpecificationsParse() throws {
+        try requireBinary()
+        let flags = try run([
+            "peer", "--name", "desk", "--no-discovery", "--no-link", "--dry-run", "--sender", "send=jack",
+            "--receiver", "return=jack,channels=1,connect=system:playback_",
+        ])
+        XCTAssertEqual(flags.status, 0, flags.error)
+        XCTAssertEqual(
+            flags.output,
+            """
+            peer desk: control port any, period 64 frames, discovery off, beat clock off
+              sender send "JACK send": 2ch, the JACK server's rate, L24/L16/OPUS, jack tutti-desk:send_1…send_2
+              receiver return "JACK return": 1ch, the JACK server's rate, L24/L16/OPUS, jack tutti-desk:return_1, connect system:playback_
+
+            """)
+        let configs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../configs")
+        let file = try run(["peer", "--config", configs.appendingPathComponent("jack.toml").path, "--dry-run"])
+        XCTAssertEqual(file.status, 0, file.error)
+        XCTAssertEqual(
+            file.output,
+            """
+            peer desk: control port any, period 64 frames, discovery on, beat clock on
+              sender send "JACK send": 2ch, the JACK server's rate, L24/L16/OPUS, jack tutti-desk:send_1…send_2, connect system:capture_
+              receiver return "JACK return": 2ch, the JACK server's rate, L24/L16/OPUS, jack tutti-desk:return_1…return_2
+
+            """)
+        let refusals = [
+            ("in=jack,rates=48000", "tutti: port in: a jack port runs at the JACK server's rate (no rates=)\n"),
+            ("in=jack,connect=system", "tutti: port in: connect=system is not CLIENT:PORT_PREFIX, e.g. connect=system:playback_\n"),
+            ("in=jack,path=x.wav", "tutti: port in: unknown key 'path' for a jack receiver\n"),
+            ("in=jack,channels=0", "tutti: port in: channels must be between 1 and 32\n"),
+        ]
+        for (spec, message) in refusals {
+            let refused = try run(["peer", "--no-discovery", "--dry-run", "--receiver", spec])
+            XCTAssertEqual(refused.status, 1, spec)
+            XCTAssertEqual(refused.error, message, spec)
+        }
+    }
+
     func testErrorsAreOneLineOnStandardErrorWithAFailingStatus() throws {
         try requireBinary()
         let badPort = try run(["peer", "--no-discovery", "--sender", "out=bogus"])
         XCTAssertEqual(badPort.status, 1)
-        XCTAssertEqual(badPort.error, "tutti: port out: unknown sender kind 'bogus' (one of: tone, wav, stdin)\n")
+        XCTAssertEqual(badPort.error, "tutti: port out: unknown sender kind 'bogus' (one of: tone, wav, stdin, jack)\n")
         let noPorts = try run(["peer", "--no-discovery"])
         XCTAssertEqual(noPorts.status, 1)
         XCTAssertEqual(noPorts.error.split(separator: "\n").count, 1)

@@ -1,0 +1,58 @@
+import TuttiCore
+import TuttiJACK
+
+/// What a `jack` receiver port's handler needs on JACK's process thread: its connections, the capture
+/// clock, and a mix buffer of one chunk.
+///
+/// Lives behind an `UnsafeMutablePointer` that `ReceiverPort` allocates before the JACK client activates and
+/// frees after it closes; JACK passes it to `handler` as the context. The connection table is held
+/// unmanaged (the port keeps it alive), so the cycle does no reference counting; all fields are immutable.
+///
+/// Each cycle renders every connection's jitter buffer and mixes into the port's channels (as the paced
+/// device thread does for file sinks), then writes the mix straight into the JACK output buffers; no
+/// connection: silence. Cycles longer than `chunkFrames` are rendered in chunks. Realtime-safe: yes.
+struct JACKReceiverProcessor: ~Copyable {
+    let table: Unmanaged<ConnectionTable<ReceiveConnection>>
+    let captureClock: CaptureClockSource
+    let channels: Int
+    let chunkFrames: Int
+    /// One chunk of `channels` interleaved samples (the mixer's output layout).
+    let mix: UnsafeMutableBufferPointer<Float>
+
+    init(table: ConnectionTable<ReceiveConnection>, captureClock: CaptureClockSource, channels: Int, chunkFrames: Int) {
+        self.table = Unmanaged.passUnretained(table)
+        self.captureClock = captureClock
+        self.channels = channels
+        self.chunkFrames = chunkFrames
+        mix = .allocate(capacity: chunkFrames * channels)
+        mix.initialize(repeating: 0)
+    }
+
+    deinit { mix.deallocate() }
+
+    /// The JACK handler: `context` is an `UnsafeMutablePointer<JACKReceiverProcessor>`.
+    static let handler: JACKPeriodHandler = { context, buffers, frames, start, end in
+        guard let context, let buffers else { return }
+        context.assumingMemoryBound(to: JACKReceiverProcessor.self).pointee.process(
+            buffers, frames: frames, start: HostTime(nanoseconds: start), end: HostTime(nanoseconds: end))
+    }
+
+    /// Renders and mixes one cycle, chunk by chunk, into the JACK output buffers. JACK's process thread only.
+    func process(_ buffers: UnsafePointer<UnsafeMutablePointer<Float>?>, frames: Int, start: HostTime, end: HostTime) {
+        for channel in 0..<channels where buffers[channel] == nil { return }
+        var offset = 0
+        while offset < frames {
+            let count = min(chunkFrames, frames - offset)
+            let now = JACKCycleTimes.hostTime(atFrameOffset: offset, frames: frames, start: start, end: end)
+            let (mix, channels, captureClock) = (mix, channels, captureClock)
+            table._withUnsafeGuaranteedRef { table in
+                ReceiverPort.mixPeriod(of: table, into: mix, channels: channels, frames: count, now: now, captureClock: captureClock)
+            }
+            for channel in 0..<channels {
+                let output = buffers[channel]! + offset
+                for frame in 0..<count { output[frame] = mix[frame * channels + channel] }
+            }
+            offset += count
+        }
+    }
+}

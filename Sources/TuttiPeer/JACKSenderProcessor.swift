@@ -1,0 +1,67 @@
+import TuttiCore
+import TuttiIO
+import TuttiJACK
+
+/// What a `jack` sender port's handler needs on JACK's process thread: its connections, the socket they
+/// send from, the capture clock, and an interleaving buffer of one chunk.
+///
+/// Lives behind an `UnsafeMutablePointer` that `SenderPort` allocates before the JACK client activates and
+/// frees after it closes; JACK passes it to `handler` as the context. Class references are held unmanaged
+/// (the port keeps them alive), so the cycle does no reference counting; all fields are immutable.
+///
+/// A JACK cycle longer than `chunkFrames` (the peer's period, which every connection's buffers are sized
+/// for) is processed in chunks, so a buffer-size change needs no reallocation. Realtime-safe: yes.
+struct JACKSenderProcessor: ~Copyable {
+    let table: Unmanaged<ConnectionTable<SendConnection>>
+    let socket: Unmanaged<UDPSocket>
+    let captureClock: CaptureClockSource
+    let channels: Int
+    let chunkFrames: Int
+    /// One chunk of `channels` interleaved samples (the packetizer's input layout).
+    let interleaved: UnsafeMutableBufferPointer<Float>
+
+    init(table: ConnectionTable<SendConnection>, socket: UDPSocket, captureClock: CaptureClockSource, channels: Int, chunkFrames: Int) {
+        self.table = Unmanaged.passUnretained(table)
+        self.socket = Unmanaged.passUnretained(socket)
+        self.captureClock = captureClock
+        self.channels = channels
+        self.chunkFrames = chunkFrames
+        interleaved = .allocate(capacity: chunkFrames * channels)
+        interleaved.initialize(repeating: 0)
+    }
+
+    deinit { interleaved.deallocate() }
+
+    /// The JACK handler: `context` is an `UnsafeMutablePointer<JACKSenderProcessor>`.
+    static let handler: JACKPeriodHandler = { context, buffers, frames, start, end in
+        guard let context, let buffers else { return }
+        context.assumingMemoryBound(to: JACKSenderProcessor.self).pointee.process(
+            buffers, frames: frames, start: HostTime(nanoseconds: start), end: HostTime(nanoseconds: end))
+    }
+
+    /// Interleaves one cycle of the JACK input ports, chunk by chunk, stamps each chunk with its capture time
+    /// on the peer's capture clock, and hands it to every connection. JACK's process thread only.
+    func process(_ buffers: UnsafePointer<UnsafeMutablePointer<Float>?>, frames: Int, start: HostTime, end: HostTime) {
+        for channel in 0..<channels where buffers[channel] == nil { return }
+        var offset = 0
+        while offset < frames {
+            let count = min(chunkFrames, frames - offset)
+            for channel in 0..<channels {
+                let input = buffers[channel]! + offset
+                for frame in 0..<count { interleaved[frame * channels + channel] = input[frame] }
+            }
+            let chunkStart = JACKCycleTimes.hostTime(atFrameOffset: offset, frames: frames, start: start, end: end)
+            let captureTime = captureClock.captureTime(of: chunkStart)
+            let samples = UnsafeBufferPointer(rebasing: interleaved[0..<(count * channels)])
+            let channels = channels
+            socket._withUnsafeGuaranteedRef { socket in
+                table._withUnsafeGuaranteedRef { table in
+                    table.forEachActive { connection in
+                        connection.send(samples, portChannels: channels, frames: count, captureTime: captureTime, socket: socket)
+                    }
+                }
+            }
+            offset += count
+        }
+    }
+}

@@ -425,6 +425,11 @@ def main(work, out):
               "- Distributions are given as median and p95/p99 because the machine is shared; CI checks only that the "
               "numbers exist and are sane, never timings.\n")
     js["summary"] = summary
+    # The scale runs' per-connection time series (up to 128 of them) are not needed beside their counters.
+    for key, result in results.items():
+        if key.startswith("scale-"):
+            for c in (result.get("stats") or {}).get("connections") or []:
+                c.pop("series", None)
     open(os.path.join(out, "report.md"), "w").write("\n".join(md) + "\n")
     json.dump(js, open(os.path.join(out, "report.json"), "w"), indent=1, sort_keys=True)
     print("\n".join(md))

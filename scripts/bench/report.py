@@ -38,10 +38,12 @@ def ratio(a, b):
     return a / b
 
 
-def receiving(result):
-    """The stats of the h1 -> h2 stream of a Tutti run (the first receiving connection)."""
+def receiving(result, destination="h2:in"):
+    """The receiver's stats of the h1 -> h2 stream of a Tutti run. (`tutti stats --peer` also answers for the
+    peers it knows, so with the JACK loop both directions are in the file: pick by destination.)"""
     connections = (result.get("stats") or {}).get("connections") or []
-    return connections[0] if connections else None
+    chosen = [c for c in connections if c["destination"] == destination]
+    return chosen[0] if chosen else None
 
 
 def loop_frames(results, frames):

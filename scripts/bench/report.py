@@ -256,17 +256,30 @@ def main(work, out):
               "(`tutti stats --json` every 0.1 s). **Impulse**: a JACK probe on h1 plays an impulse every 250 ms into the "
               "sender; the far host loops the audio back in its JACK graph; one-way = (round trip − the JACK graph's own "
               "feedback delay, measured on h2) / 2.\n")
-    md.append("| frames | network | Tutti stats median / p99 (ms) | Tutti impulse one-way median / p99 | JackTrip impulse one-way median / p99 | JackTrip round trip median | far-host JACK loop (frames) | Tutti / JackTrip |")
-    md.append("|---|---|---|---|---|---|---|---|")
+    md.append("| frames | network | Tutti stats median / p99 (ms) | Tutti impulse one-way median / p99 | impulse − stats | JackTrip impulse one-way median / p99 | JackTrip round trip median | far-host JACK loop (frames) | Tutti / JackTrip |")
+    md.append("|---|---|---|---|---|---|---|---|---|")
+    disagreements = []
     for frames, net, t, j, tr, jr in lat_rows:
         sl = t["statsLatencyMs"]
         ti = t["impulseOneWayMs"]
         ji = j["impulseOneWayMs"] if j else None
         basis = ti["median"] if ti else (sl or {}).get("median")
+        gap = ti["median"] - sl["median"] if ti and sl and sl.get("median") is not None else None
+        gap_cell = "–"
+        if gap is not None:
+            gap_cell = fmt(gap)
+            if abs(gap) > frames / 48:
+                gap_cell = f"**{fmt(gap)}** (more than a packet)"
+                disagreements.append(f"{frames} frames {net}")
         md.append(f"| {frames} | {net} | {lat_cell(sl)} / {lat_cell(sl, 'p99')} | "
-                  f"{(lat_cell(ti) + ' / ' + lat_cell(ti, 'p99')) if ti else 'not measured'} | "
+                  f"{(lat_cell(ti) + ' / ' + lat_cell(ti, 'p99')) if ti else 'not measured'} | {gap_cell} | "
                   f"{(lat_cell(ji) + ' / ' + lat_cell(ji, 'p99')) if ji else 'not measured'} | "
                   f"{lat_cell((j or {}).get('roundTripMs'))} | {fmt(loop_frames(results, frames))} | {fmt(ratio(basis, ji['median'] if ji else None))} |")
+    if disagreements:
+        md.append(f"\n**Tutti's two latency methods disagree** by more than a packet ({', '.join(disagreements)}): the "
+                  "stats' capture-to-playout figure does not account for the delay the impulse sees around the loop. "
+                  "Both are reported as measured; the impulse is the one comparable with JackTrip. Not resolved here.\n")
+        summary["tuttiLatencyMethodsDisagree"] = disagreements
     if not meta["tuttiJack"]:
         md.append("\n**Tutti's impulse round trip: not measured.** This tutti has no JACK ports "
                   f"(`tutti peer --sender x=jack --dry-run` said: `{meta.get('jackProbe', '').strip()[:200]}`), so the A → B → A "

@@ -276,9 +276,10 @@ def main(work, out):
                   f"{(lat_cell(ji) + ' / ' + lat_cell(ji, 'p99')) if ji else 'not measured'} | "
                   f"{lat_cell((j or {}).get('roundTripMs'))} | {fmt(loop_frames(results, frames))} | {fmt(ratio(basis, ji['median'] if ji else None))} |")
     if disagreements:
-        md.append(f"\n**Tutti's two latency methods disagree** by more than a packet ({', '.join(disagreements)}): the "
-                  "stats' capture-to-playout figure does not account for the delay the impulse sees around the loop. "
-                  "Both are reported as measured; the impulse is the one comparable with JackTrip. Not resolved here.\n")
+        md.append(f"\n**Tutti's two latency methods disagree** by more than a packet ({', '.join(disagreements)}); "
+                  "the cause is not established here (compare the buffer level with the target in the time-series plot, "
+                  "and the JACK xruns the probe and the peers logged). Both are reported as measured; the impulse is the "
+                  "one comparable with JackTrip.\n")
         summary["tuttiLatencyMethodsDisagree"] = disagreements
     if not meta["tuttiJack"]:
         md.append("\n**Tutti's impulse round trip: not measured.** This tutti has no JACK ports "
@@ -435,7 +436,7 @@ def main(work, out):
               "- Damaged audio: each 64-frame block of the returned 1 kHz tone is fitted with the best 1 kHz sine; it is "
               "damaged when its amplitude is off the median block's by more than 1 dB or the residual is above −40 dB. "
               "Concealment that continues the tone is not damage.\n"
-              "- JackTrip counters are cumulative in its `-I 1` lines; the figure is the increase over the window. Its "
+              "- JackTrip counters are cumulative in its `-I 1` lines; the figure is the sum of their steps over the window (a reset counter restarts the sum). Its "
               "field meanings are JackTrip's own and are not reinterpreted here.\n"
               "- Distributions are given as median and p95/p99 because the machine is shared; CI checks only that the "
               "numbers exist and are sane, never timings.\n")

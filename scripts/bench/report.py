@@ -1,0 +1,458 @@
+#!/usr/bin/env python3
+"""Builds the bench report from a run's work directory: report.md, report.json and SVG plots.
+
+Usage: report.py WORK OUT     (WORK holds meta.json and results/*.json written by scripts/bench/run)
+
+Nothing here measures: every figure comes from results/*.json; a figure that was not measured is shown
+as "not measured" with the reason, never filled in.
+"""
+
+import datetime
+import glob
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import svgplot  # noqa: E402
+
+
+def load(work):
+    results = {}
+    for path in sorted(glob.glob(os.path.join(work, "results", "*.json"))):
+        results[os.path.basename(path)[:-5]] = json.load(open(path))
+    return json.load(open(os.path.join(work, "meta.json"))), results
+
+
+def fmt(value, digits=2, unit=""):
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}{unit}"
+    return f"{value}{unit}"
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def receiving(result, destination="h2:in"):
+    """The receiver's stats of the h1 -> h2 stream of a Tutti run. (`tutti stats --peer` also answers for the
+    peers it knows, so with the JACK loop both directions are in the file: pick by destination.)"""
+    connections = (result.get("stats") or {}).get("connections") or []
+    chosen = [c for c in connections if c["destination"] == destination]
+    return chosen[0] if chosen else None
+
+
+def loop_frames(results, frames):
+    probe = (results.get(f"jackloop-{frames}") or {}).get("probe") or {}
+    delays = probe.get("delayFrames") or []
+    return sorted(delays)[len(delays) // 2] if delays else None
+
+
+def one_way(result, results):
+    """(RTT - the JACK graph's feedback delay on the far host) / 2 per impulse, in ms; None if no probe."""
+    probe = result.get("probe")
+    if not probe or not probe.get("delayFrames"):
+        return None
+    loop = loop_frames(results, result["frames"])
+    if loop is None:
+        return None
+    rate = probe["rate"]
+    return [(d - loop) / 2 * 1000 / rate for d in probe["delayFrames"]]
+
+
+def stats_of(values):
+    if not values:
+        return None
+    ordered = sorted(values)
+
+    def pct(p):
+        import math
+        return ordered[min(len(ordered), max(1, math.ceil(p / 100 * len(ordered)))) - 1]
+    return {"n": len(ordered), "median": pct(50), "p95": pct(95), "p99": pct(99), "max": ordered[-1]}
+
+
+def tutti_figures(result, results):
+    c = receiving(result)
+    inc = (c or {}).get("increase") or {}
+    ow = one_way(result, results)
+    tone = result.get("tone") or result.get("probe") or {}
+    return {
+        "statsLatencyMs": (c or {}).get("latencyMs"),
+        "impulseOneWayMs": stats_of(ow) if ow else None,
+        "lostLate": (inc.get("packetsLost", 0) + inc.get("packetsLate", 0)) if c else None,
+        "underruns": inc.get("underruns") if c else None,
+        "concealedMs": (c or {}).get("concealedMs"),
+        "latencyChanges": inc.get("latencyChanges") if c else None,
+        "targetMs": (c or {}).get("targetMs"),
+        "damagedMs": tone.get("damagedMs"),
+        "damagedSource": "recording of the returned probe tone" if result.get("probe") else "WAV recording at the receiver",
+        "states": (c or {}).get("states"),
+    }
+
+
+def jacktrip_figures(result, results):
+    ow = one_way(result, results)
+    probe = result.get("probe") or {}
+    io = result.get("iostat") or {}
+    return {
+        "impulseOneWayMs": stats_of(ow) if ow else None,
+        "roundTripMs": probe.get("roundTripMs"),
+        "missingImpulses": probe.get("missing"),
+        "damagedMs": probe.get("damagedMs"),
+        "recvUnderruns": io.get("recvUnderruns"),
+        "recvOverflows": io.get("recvOverflows"),
+        "protLost": (io.get("protocol") or [None])[0],
+        "probeXruns": probe.get("probeXruns"),
+    }
+
+
+def cpu_per_stream(result):
+    """ms of CPU per second of audio per stream, send + receive (see the report's method section)."""
+    cpu = result.get("cpu") or {}
+    window = result.get("windowSeconds")
+    n = result.get("streams") or 1
+    if not cpu or not window:
+        return None
+    if result["tool"] == "tutti":
+        if "sender" not in cpu or "receiver" not in cpu:
+            return None
+        total = cpu["sender"]["cpuSeconds"] + cpu["receiver"]["cpuSeconds"]
+        wall = cpu["receiver"]["wallSeconds"]
+        return {"total": total / wall / n * 1000, "sender": cpu["sender"]["cpuSeconds"] / wall / n * 1000,
+                "receiver": cpu["receiver"]["cpuSeconds"] / wall / n * 1000}
+    jt = [v for k, v in cpu.items() if k.startswith("jacktrip")]
+    if not jt:
+        return None
+    wall = jt[0]["wallSeconds"]
+    total = sum(v["cpuSeconds"] for v in jt)
+    jackd = {k: v["cpuSeconds"] / v["wallSeconds"] * 1000 for k, v in cpu.items() if k.startswith("jackd")}
+    # N pairs carry 2N streams (h1 -> h2 and the loop back), each sent by one jacktrip and received by another.
+    return {"total": total / wall / (2 * n) * 1000, "jackdMsPerSecond": jackd}
+
+
+def scale_dropouts(result):
+    connections = (result.get("stats") or {}).get("connections") or []
+    if not connections:
+        return None
+    lost_late = sum(c["increase"]["packetsLost"] + c["increase"]["packetsLate"] for c in connections)
+    underruns = sum(c["increase"]["underruns"] for c in connections)
+    concealed = sum(c["concealedMs"] for c in connections)
+    playing = sum(1 for c in connections if c["states"] == ["playing"])
+    return {"lostLate": lost_late, "underruns": underruns, "concealedMs": concealed, "playing": playing,
+            "connections": len(connections)}
+
+
+def main(work, out):
+    meta, results = load(work)
+    os.makedirs(out, exist_ok=True)
+    md = []
+    js = {"meta": meta, "results": results, "summary": {}}
+    started = datetime.datetime.fromtimestamp(meta["started"], datetime.timezone.utc)
+    duration = meta["finished"] - meta["started"]
+    md.append(f"# Lab benchmark: Tutti and JackTrip side by side{' (quick)' if meta['quick'] else ''}\n")
+    md.append("| | |\n|---|---|")
+    md.append(f"| measured commit | `{meta['commit']}`{' (working tree dirty)' if meta['dirty'] else ''} |")
+    md.append(f"| run | {started:%Y-%m-%d %H:%M} UTC, {duration // 60} min {duration % 60} s |")
+    md.append(f"| machine | {meta['nproc']} cores ({meta['machine']}), kernel {meta['kernel']}; shared with other builds: figures are noisy |")
+    md.append(f"| network impairment | `scripts/lab impair` backend: **{meta['backend']}** (each run's exact settings are in report.json) |")
+    md.append(f"| tutti | release build, sha256 {meta['tuttiSha256']}…; JACK ports: {'yes' if meta['tuttiJack'] else 'no (see Latency)'} |")
+    md.append(f"| JackTrip | {meta['jacktrip']}; jackd2 {meta['jackd']} (`jackd --no-realtime -d dummy -r 48000 -p FRAMES`, one per lab host) |")
+    md.append(f"| seeds, durations | impairment seed {meta['seed']} (h1 egress) and {meta['seed'] + 1} (h2 egress); "
+              f"{meta['window']} s measured per run after {meta['settle']} s settling; clock {meta['clockWindow']} s |")
+    md.append("")
+
+    # ---- latency -----------------------------------------------------------------------------------
+    lat_rows = []
+    for key in sorted(k for k in results if k.startswith("latency-tutti-")):
+        _, _, frames, net = key.split("-", 3)
+        t = tutti_figures(results[key], results)
+        j_result = results.get(f"latency-jacktrip-{frames}-{net}")
+        j = jacktrip_figures(j_result, results) if j_result else None
+        lat_rows.append((int(frames), net, t, j, results[key], j_result))
+    lat_rows.sort(key=lambda r: (r[0], r[1]))
+
+    def lat_cell(s, key="median"):
+        return fmt(s[key]) if s else "–"
+
+    summary = {}
+    row64 = next((r for r in lat_rows if r[0] == 64 and r[1] == "clean"), None)
+    if row64:
+        t, j = row64[2], row64[3]
+        summary["oneWayLatency64Ms"] = {
+            "tuttiStats": (t["statsLatencyMs"] or {}).get("median"),
+            "tuttiImpulse": (t["impulseOneWayMs"] or {}).get("median") if t["impulseOneWayMs"] else None,
+            "jacktripImpulse": (j["impulseOneWayMs"] or {}).get("median") if j and j["impulseOneWayMs"] else None}
+    imp2 = {k: results.get(f"impair-{k}-jitter2") for k in ("tutti-fixed", "tutti-adaptive", "jacktrip")}
+    if imp2["tutti-fixed"] or imp2["jacktrip"]:
+        tf = tutti_figures(imp2["tutti-fixed"], results) if imp2["tutti-fixed"] else {}
+        ta = tutti_figures(imp2["tutti-adaptive"], results) if imp2["tutti-adaptive"] else {}
+        jj = jacktrip_figures(imp2["jacktrip"], results) if imp2["jacktrip"] else {}
+        summary["jitter2"] = {"tuttiFixedDamagedMs": tf.get("damagedMs"), "tuttiAdaptiveDamagedMs": ta.get("damagedMs"),
+                              "jacktripDamagedMs": jj.get("damagedMs"), "tuttiFixedLostLate": tf.get("lostLate"),
+                              "tuttiAdaptiveLostLate": ta.get("lostLate"), "jacktripRecvUnderruns": jj.get("recvUnderruns"),
+                              "tuttiFixedConcealedMs": tf.get("concealedMs"), "tuttiAdaptiveConcealedMs": ta.get("concealedMs"),
+                              "jacktripProtLost": jj.get("protLost"),
+                              "windowSeconds": meta["window"]}
+    tscale = {results[k]["streams"]: results[k] for k in results if k.startswith("scale-tutti-")}
+    jscale = {results[k]["streams"]: results[k] for k in results if k.startswith("scale-jacktrip-")}
+    common = sorted(set(tscale) & set(jscale))
+    if common:
+        n = common[-1]
+        tc, jc = cpu_per_stream(tscale[n]), cpu_per_stream(jscale[n])
+        summary["cpu"] = {"streams": n, "tuttiMsPerSecond": tc and tc["total"], "jacktripMsPerSecond": jc and jc["total"],
+                          "tuttiStreamsPerCore": tc and 1000 / tc["total"], "jacktripStreamsPerCore": jc and 1000 / jc["total"]}
+    first_drop = None
+    for n in sorted(tscale):
+        d = scale_dropouts(tscale[n])
+        if d and (d["lostLate"] or d["underruns"] or d["concealedMs"] or d["playing"] < n):
+            first_drop = n
+            break
+    summary["tuttiFirstDropoutStreams"] = first_drop
+    summary["tuttiScaleTested"] = sorted(tscale)
+    js["summary"] = summary
+
+    md.append("## Summary: Tutti vs JackTrip\n")
+    md.append("| | Tutti | JackTrip 1.7 | Tutti / JackTrip |\n|---|---|---|---|")
+    if "oneWayLatency64Ms" in summary:
+        s = summary["oneWayLatency64Ms"]
+        tutti_cell = f"{fmt(s['tuttiStats'])} ms (capture→playout stats)"
+        tutti_cell += f"; {fmt(s['tuttiImpulse'])} ms (impulse)" if s["tuttiImpulse"] is not None else "; impulse: not measured (no JACK ports)"
+        basis = s["tuttiImpulse"] if s["tuttiImpulse"] is not None else s["tuttiStats"]
+        md.append(f"| one-way latency, 64 frames, clean (median) | {tutti_cell} | {fmt(s['jacktripImpulse'])} ms (impulse) | "
+                  f"{fmt(ratio(basis, s['jacktripImpulse']))}{'' if s['tuttiImpulse'] is not None else ' (stats vs impulse)'} |")
+    if "jitter2" in summary:
+        s = summary["jitter2"]
+        md.append(f"| dropouts under 2 ms jitter, {s['windowSeconds']} s: packets not played in time (the tools' own counters) | "
+                  f"fixed 5 ms: {fmt(s['tuttiFixedLostLate'])} lost/late ({fmt(s['tuttiFixedConcealedMs'], 1)} ms concealed); "
+                  f"adaptive: {fmt(s['tuttiAdaptiveLostLate'])} ({fmt(s['tuttiAdaptiveConcealedMs'], 1)} ms) | "
+                  f"{fmt(s['jacktripRecvUnderruns'])} receive underruns; {fmt(s['jacktripProtLost'])} lost (its `prot` count) | – (different counters) |")
+        md.append(f"| dropouts under 2 ms jitter: damaged 1 kHz tone (tool-neutral, see below) | fixed {fmt(s['tuttiFixedDamagedMs'], 1)} ms; "
+                  f"adaptive {fmt(s['tuttiAdaptiveDamagedMs'], 1)} ms | {fmt(s['jacktripDamagedMs'], 1)} ms | "
+                  f"{fmt(ratio(s['tuttiFixedDamagedMs'], s['jacktripDamagedMs']))} (fixed) |")
+    if "cpu" in summary:
+        s = summary["cpu"]
+        md.append(f"| CPU per stream (ms per s of audio, send + receive, at {s['streams']} streams) | {fmt(s['tuttiMsPerSecond'])} | "
+                  f"{fmt(s['jacktripMsPerSecond'])} (+ jackd) | {fmt(ratio(s['tuttiMsPerSecond'], s['jacktripMsPerSecond']))} |")
+        md.append(f"| streams per core (1 s ÷ CPU per stream) | {fmt(s['tuttiStreamsPerCore'], 0)} | {fmt(s['jacktripStreamsPerCore'], 0)} | "
+                  f"{fmt(ratio(s['tuttiStreamsPerCore'], s['jacktripStreamsPerCore']))} |")
+    md.append("\n**Read the damaged-tone row with care.** The probe signal is a steady 1 kHz tone, and Tutti's concealment "
+              "repeats whole periods of what it last played, which continues a steady tone perfectly: its concealed audio "
+              "(the counters' row) does not show as damage, while on music it would be audible. JackTrip's concealment "
+              "does not continue the tone, so all of it shows. The counters' row is the fairer dropout comparison; the "
+              "tools count differently, so no ratio is given for it.\n")
+    md.append(f"\nTutti first dropped audio at **{first_drop if first_drop else 'none of'}** "
+              f"{'streams' if first_drop else 'the stream counts tested'} ({', '.join(map(str, sorted(tscale)))}).\n")
+
+    # ---- latency section -----------------------------------------------------------------------------
+    md.append("## Latency\n")
+    md.append("One stereo 48 kHz L24 stream h1 → h2. Tutti: fixed 5 ms target (5.34 ms at 128 frames: Tutti refuses less than two packets), device period = packet size. "
+              "JackTrip: `-q` = the packets that make ≥ 5 ms (32 → 8, 64 → 4, 128 → 2), `-b 16` (its default), JACK period = packet size. "
+              "`jitter1` is `scripts/lab impair --delay 1 --jitter 1` on both hosts' egress (0–2 ms uniform).\n")
+    md.append("Two methods. **Stats**: the receiver's capture-to-playout latency from the packets' capture timestamps "
+              "(`tutti stats --json` every 0.1 s). **Impulse**: a JACK probe on h1 plays an impulse every 250 ms into the "
+              "sender; the far host loops the audio back in its JACK graph; one-way = (round trip − the JACK graph's own "
+              "feedback delay, measured on h2) / 2.\n")
+    md.append("| frames | network | Tutti stats median / p99 (ms) | Tutti impulse one-way median / p99 | impulse − stats | JackTrip impulse one-way median / p99 | JackTrip round trip median | far-host JACK loop (frames) | Tutti / JackTrip |")
+    md.append("|---|---|---|---|---|---|---|---|---|")
+    disagreements = []
+    for frames, net, t, j, tr, jr in lat_rows:
+        sl = t["statsLatencyMs"]
+        ti = t["impulseOneWayMs"]
+        ji = j["impulseOneWayMs"] if j else None
+        basis = ti["median"] if ti else (sl or {}).get("median")
+        gap = ti["median"] - sl["median"] if ti and sl and sl.get("median") is not None else None
+        gap_cell = "–"
+        if gap is not None:
+            gap_cell = fmt(gap)
+            if abs(gap) > frames / 48:
+                gap_cell = f"**{fmt(gap)}** (more than a packet)"
+                disagreements.append(f"{frames} frames {net}")
+        md.append(f"| {frames} | {net} | {lat_cell(sl)} / {lat_cell(sl, 'p99')} | "
+                  f"{(lat_cell(ti) + ' / ' + lat_cell(ti, 'p99')) if ti else 'not measured'} | {gap_cell} | "
+                  f"{(lat_cell(ji) + ' / ' + lat_cell(ji, 'p99')) if ji else 'not measured'} | "
+                  f"{lat_cell((j or {}).get('roundTripMs'))} | {fmt(loop_frames(results, frames))} | {fmt(ratio(basis, ji['median'] if ji else None))} |")
+    if disagreements:
+        md.append(f"\n**Tutti's two latency methods disagree** by more than a packet ({', '.join(disagreements)}); "
+                  "the cause is not established here (compare the buffer level with the target in the time-series plot, "
+                  "and the JACK xruns the probe and the peers logged). Both are reported as measured; the impulse is the "
+                  "one comparable with JackTrip.\n")
+        summary["tuttiLatencyMethodsDisagree"] = disagreements
+    if not meta["tuttiJack"]:
+        md.append("\n**Tutti's impulse round trip: not measured.** This tutti has no JACK ports "
+                  f"(`tutti peer --sender x=jack --dry-run` said: `{meta.get('jackProbe', '').strip()[:200]}`), so the A → B → A "
+                  "loop cannot be closed; the Tutti/JackTrip ratio above compares Tutti's stats latency with JackTrip's "
+                  "impulse latency, which are different methods.\n")
+    # plots
+    plots = []
+    cdf_series = []
+    for frames, net, t, j, tr, jr in lat_rows:
+        if frames == 64:
+            c = receiving(tr)
+            if c:
+                cdf_series.append((f"Tutti stats {net}", [p[1] for p in c["series"]]))
+            ow = one_way(tr, results)
+            if ow:
+                cdf_series.append((f"Tutti impulse {net}", ow))
+            if jr and one_way(jr, results):
+                cdf_series.append((f"JackTrip impulse {net}", one_way(jr, results)))
+    if cdf_series:
+        open(os.path.join(out, "latency-64-cdf.svg"), "w").write(
+            svgplot.cdf("One-way latency, 64-frame packets", "one-way latency (ms)", cdf_series))
+        plots.append(("latency-64-cdf.svg", "One-way latency at 64 frames: distribution (CDF)"))
+    series = []
+    for frames, net, t, j, tr, jr in lat_rows:
+        c = receiving(tr)
+        if c and frames == 64:
+            series.append((f"buffer {net}", [(p[0], p[2]) for p in c["series"]]))
+            series.append((f"latency {net}", [(p[0], p[1]) for p in c["series"]]))
+    if series:
+        open(os.path.join(out, "latency-64-buffer.svg"), "w").write(
+            svgplot.lines("Tutti receiver at 64 frames: buffer level and latency over time", "time in window (s)", "ms", series))
+        plots.append(("latency-64-buffer.svg", "Tutti's buffer level and capture-to-playout latency over the window"))
+    for name, caption in plots:
+        md.append(f"![{caption}]({name})\n")
+
+    # ---- impairment ----------------------------------------------------------------------------------
+    imp_labels = []
+    for key in results:
+        if key.startswith("impair-"):
+            label = key.rsplit("-", 1)[1]
+            if label not in imp_labels:
+                imp_labels.append(label)
+    if imp_labels:
+        md.append("## Impairment\n")
+        md.append("64-frame packets, the same impairment on both hosts' egress. Tutti fixed = `--latency 5`, adaptive = `--latency auto` "
+                  "(2–40 ms); JackTrip `-q 4` (5.3 ms). **Damaged audio** is the tool-neutral measure: ms of 64-frame blocks of the "
+                  "returned 1 kHz tone that are not the tone (gap, click, or concealment that does not continue it), over the "
+                  f"{meta['window']} s window. The tools' own counters are beside it: Tutti's lost + late packets, underruns and "
+                  "concealed audio; JackTrip's receive underruns and the first of its `prot` counters (lost), as its `-I` line prints them. "
+                  "The lab's jitter delays each packet independently, so it also reorders them.\n")
+        md.append("| impairment | tool, buffer | damaged audio (ms) | lost + late packets | underruns | concealed (ms) | latency median / p99 (ms) | target (ms) |")
+        md.append("|---|---|---|---|---|---|---|---|")
+        order = ["jitter1", "jitter2", "jitter5", "loss1", "loss5", "reorder"]
+        for label in sorted(imp_labels, key=lambda l: order.index(l) if l in order else 99):
+            for variant in ("tutti-fixed", "tutti-adaptive", "jacktrip"):
+                r = results.get(f"impair-{variant}-{label}")
+                if not r:
+                    continue
+                if variant.startswith("tutti"):
+                    t = tutti_figures(r, results)
+                    lat = t["impulseOneWayMs"] or t["statsLatencyMs"]
+                    method = "impulse" if t["impulseOneWayMs"] else "stats"
+                    md.append(f"| {label} | Tutti {variant.split('-')[1]} | {fmt(t['damagedMs'], 1)} | {fmt(t['lostLate'])} | {fmt(t['underruns'])} | "
+                              f"{fmt(t['concealedMs'], 1)} | {lat_cell(lat)} / {lat_cell(lat, 'p99')} ({method}) | "
+                              f"{lat_cell(t['targetMs'])} (max {lat_cell(t['targetMs'], 'max')}) |")
+                else:
+                    j = jacktrip_figures(r, results)
+                    lat = j["impulseOneWayMs"]
+                    md.append(f"| {label} | JackTrip q{r.get('queue')} | {fmt(j['damagedMs'], 1)} | {fmt(j['protLost'])} (prot) | {fmt(j['recvUnderruns'])} (recv) | – | "
+                              f"{lat_cell(lat)} / {lat_cell(lat, 'p99')} (impulse) | – |")
+        descs = sorted({r.get("impairment", "") for k, r in results.items() if k.startswith("impair-")})
+        md.append("\nImpairments as the lab applied them:\n")
+        for d in descs:
+            md.append(f"- `{d}`")
+        md.append("")
+        series = []
+        for variant in ("tutti-fixed", "tutti-adaptive"):
+            r = results.get(f"impair-{variant}-jitter5")
+            c = receiving(r) if r else None
+            if c:
+                series.append((f"{variant[6:]} buffer", [(p[0], p[2]) for p in c["series"]]))
+                series.append((f"{variant[6:]} target", [(p[0], p[3]) for p in c["series"]]))
+        if series:
+            open(os.path.join(out, "impair-jitter5-buffer.svg"), "w").write(
+                svgplot.lines("Tutti under 5 ms jitter: buffer level and target over time", "time in window (s)", "ms", series))
+            md.append("![Tutti's buffer level under 5 ms jitter, fixed vs adaptive](impair-jitter5-buffer.svg)\n")
+        cdf_series = []
+        for variant in ("tutti-fixed", "tutti-adaptive", "jacktrip"):
+            r = results.get(f"impair-{variant}-jitter2")
+            if not r:
+                continue
+            ow = one_way(r, results)
+            if ow:
+                cdf_series.append((f"{variant} impulse", ow))
+            c = receiving(r) if variant != "jacktrip" else None
+            if c:
+                cdf_series.append((f"{variant} stats", [p[1] for p in c["series"]]))
+        if cdf_series:
+            open(os.path.join(out, "impair-jitter2-cdf.svg"), "w").write(
+                svgplot.cdf("One-way latency under 2 ms jitter", "one-way latency (ms)", cdf_series))
+            md.append("![One-way latency under 2 ms jitter (CDF)](impair-jitter2-cdf.svg)\n")
+
+    # ---- scale ---------------------------------------------------------------------------------------
+    if tscale or jscale:
+        md.append("## Scale\n")
+        md.append("Tutti: one sender peer on h1 with N tone sender ports (one stream each), one receiver peer on h2 with "
+                  "⌈N/64⌉ `null` receiver ports (a port mixes up to 64 connections: its table's capacity), 64-frame L24 "
+                  "packets, fixed 5 ms, no Link. CPU is each process's utime + stime from /proc over the window, in ms "
+                  "per second of audio per stream. JackTrip: N P2P pairs (N `jacktrip -c` on h1, N `jacktrip -s` on h2 "
+                  "looping back), so 2N streams; its figure is all jacktrip processes' CPU ÷ 2N; jackd is listed apart.\n")
+        md.append("| N | connected | playing | sender ms/s per stream | receiver ms/s per stream | total | lost + late | underruns | concealed (ms) |")
+        md.append("|---|---|---|---|---|---|---|---|---|")
+        for n in sorted(tscale):
+            r = tscale[n]
+            c = cpu_per_stream(r) or {}
+            d = scale_dropouts(r) or {}
+            md.append(f"| {n} | {r.get('connected')} | {fmt(d.get('playing'))} | {fmt(c.get('sender'), 3)} | {fmt(c.get('receiver'), 3)} | "
+                      f"{fmt(c.get('total'), 3)} | {fmt(d.get('lostLate'))} | {fmt(d.get('underruns'))} | {fmt(d.get('concealedMs'), 1)} |")
+        if jscale:
+            md.append("\n| JackTrip N pairs | looped | jacktrip ms/s per stream | jackd ms/s (h1, h2) | recv underruns (all) |")
+            md.append("|---|---|---|---|---|")
+            for n in sorted(jscale):
+                r = jscale[n]
+                c = cpu_per_stream(r) or {}
+                jackd = c.get("jackdMsPerSecond") or {}
+                under = sum((x or {}).get("recvUnderruns", 0) or 0 for x in r.get("iostat") or [])
+                md.append(f"| {n} | {r.get('connected')} | {fmt(c.get('total'), 3)} | {fmt(jackd.get('jackd-h1'), 1)}, {fmt(jackd.get('jackd-h2'), 1)} | {under} |")
+        md.append("")
+
+    # ---- clock ---------------------------------------------------------------------------------------
+    clock = results.get("clock")
+    if clock:
+        md.append("## Clock\n")
+        md.append(f"Two Tutti beat clocks (`tutti clock --serve`, Link on the lab interface), h2 joining h1's session; "
+                  f"both sampled every 1 ms for {clock['windowSeconds']} s; phase agreement by `scripts/link/agreement.py` "
+                  "(signed median: the constant offset; |Δ|: the spread).\n")
+        ag = clock.get("agreement") or {}
+        pairs = ag.get("pairs") or {}
+        if pairs:
+            md.append("| pair | instants | signed median (µs) | median abs(Δ) (µs) | p95 | p99 | max |\n|---|---|---|---|---|---|---|")
+            for name, p in pairs.items():
+                md.append(f"| {name} | {p.get('n')} | {fmt(p.get('signed_median_us'))} | {fmt(p.get('median_us'))} | "
+                          f"{fmt(p.get('p95_us'))} | {fmt(p.get('p99_us'))} | {fmt(p.get('max_us'))} |")
+            summary["clock"] = next(iter(pairs.values()))
+        else:
+            md.append(f"Not measured: agreement.py said `{clock.get('summary', '')[:300]}`")
+        md.append("")
+
+    md.append("## Method notes\n")
+    md.append("- Every process runs inside the lab's network namespaces (`scripts/lab exec`); JACK servers are per host "
+              "(each lab host has its own /dev/shm). The two hosts share one 2-core machine and one clock, so the "
+              "stats' capture-to-playout latency across hosts is exact up to the clock reads.\n"
+              "- Damaged audio: each 64-frame block of the returned 1 kHz tone is fitted with the best 1 kHz sine; it is "
+              "damaged when its amplitude is off the median block's by more than 1 dB or the residual is above −40 dB. "
+              "Concealment that continues the tone is not damage.\n"
+              "- JackTrip counters are cumulative in its `-I 1` lines; the figure is the sum of their steps over the window (a reset counter restarts the sum). Its "
+              "field meanings are JackTrip's own and are not reinterpreted here.\n"
+              "- Distributions are given as median and p95/p99 because the machine is shared; CI checks only that the "
+              "numbers exist and are sane, never timings.\n")
+    js["summary"] = summary
+    # The scale runs' per-connection time series (up to 128 of them) are not needed beside their counters.
+    for key, result in results.items():
+        if key.startswith("scale-"):
+            for c in (result.get("stats") or {}).get("connections") or []:
+                c.pop("series", None)
+    open(os.path.join(out, "report.md"), "w").write("\n".join(md) + "\n")
+    json.dump(js, open(os.path.join(out, "report.json"), "w"), indent=1, sort_keys=True)
+    print("\n".join(md))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    main(sys.argv[1], sys.argv[2])

@@ -11,5 +11,5 @@ test:
 # whole suite; the report goes to Benchmarks/results/<date>-<commit>/. BENCH_ARGS=--quick for the short one.
 bench:
 	scripts/setup
-	swift build -c release --product tutti --scratch-path .build-bench
-	scripts/bench/run $(BENCH_ARGS)
+	swift build -c release --product tutti
+	scripts/bench/run --tutti .build/release/tutti $(BENCH_ARGS)

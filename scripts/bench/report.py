@@ -160,7 +160,7 @@ def main(work, out):
     md.append(f"| machine | {meta['nproc']} cores ({meta['machine']}), kernel {meta['kernel']}; shared with other builds: figures are noisy |")
     md.append(f"| network impairment | `scripts/lab impair` backend: **{meta['backend']}** (each run's exact settings are in report.json) |")
     md.append(f"| tutti | release build, sha256 {meta['tuttiSha256']}…; JACK ports: {'yes' if meta['tuttiJack'] else 'no (see Latency)'} |")
-    md.append(f"| JackTrip | {meta['jacktrip']}; jackd2 {meta['jackd']} (`jackd --no-realtime -d dummy -r 48000 -p FRAMES`, one per lab host) |")
+    md.append(f"| JackTrip | {meta['jacktrip']}; jackd2 {meta['jackd']} (`jackd --realtime -P 80 -d dummy -r 48000 -p FRAMES`, one per lab host) |")
     md.append(f"| seeds, durations | impairment seed {meta['seed']} (h1 egress) and {meta['seed'] + 1} (h2 egress); "
               f"{meta['window']} s measured per run after {meta['settle']} s settling; clock {meta['clockWindow']} s |")
     md.append("")

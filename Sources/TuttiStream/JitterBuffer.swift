@@ -358,6 +358,18 @@ public struct JitterBuffer: ~Copyable {
         counters.resynchronizations &+= 1
     }
 
+    /// Delays the start of playout by `frames` while the buffer is still pre-buffering after its anchor (nothing
+    /// of that anchor played yet): the play head moves back, so the frames are silence before the first packet.
+    /// What a fixed target's owner uses to align the start to its device's reads (see `StreamReceiver`).
+    /// - Returns: false (nothing done) once playing, or for a non-positive count.
+    /// Realtime-safe: yes.
+    @discardableResult
+    public mutating func delayStart(byFrames frames: Int) -> Bool {
+        guard state == .buffering, frames > 0 else { return false }
+        playHead -= Int64(frames)
+        return true
+    }
+
     /// Plays `frames` frames into `output` (interleaved, `format.channels` per frame) and advances the play head.
     ///
     /// Missing audio is concealed (silence with fades) and counted; before the first packet and after a

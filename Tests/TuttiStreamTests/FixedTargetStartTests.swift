@@ -1,0 +1,92 @@
+import TuttiCore
+import TuttiStream
+import TuttiTesting
+import TuttiWire
+import XCTest
+
+/// A fixed target's slack must not depend on when the device's first read comes after the first packet:
+/// every packet that arrives up to the target less one packet after the anchor packet plays, whatever the
+/// phase (`StreamReceiver` aligns the start; before, a read right after the anchor packet left up to a period
+/// less, and one leg of a lab loop under 0–4 ms of jitter played 24 % of its packets late).
+final class FixedTargetStartTests: XCTestCase {
+    /// 64-frame packets, 5 ms (240 frames) target, 64-frame device reads: the slack is 240 − 64 = 176 frames.
+    private let format = StreamFormat(sampleRate: 48_000, channels: 2, sampleFormat: .l24, packetFrames: 64, targetLatencyFrames: 240)
+    private let read = 64
+
+    /// Runs `packetCount` packets through a receiver whose first read comes `phase` frames after the first
+    /// packet arrives; packet 0 is the fastest, every later one is delayed by up to `maxExtraDelay` frames.
+    /// Returns the counters and when the first packet's audio played, in frames after it arrived.
+    private func run(phase: Int64, maxExtraDelay: Int64, packetCount: Int = 600, seed: UInt64 = 7, driftCompensation: Bool = false)
+        -> (statistics: JitterBufferStatistics, firstSoundFrame: Int)
+    {
+        let packets = makePackets(format: format, packetCount: packetCount, senderPeriod: 64)
+        var generator = SeededGenerator(seed: seed)
+        var queue = packets.map { packet in
+            let extra = packet.index == 0 ? 0 : Int64.random(in: 0...maxExtraDelay, using: &generator)
+            return Arrival(index: packet.index, bytes: packet.bytes, arrivalFrame: packet.sendFrame + extra)
+        }
+        queue.sort { ($0.arrivalFrame, $0.index) < ($1.arrivalFrame, $1.index) }
+        let receiver = StreamReceiver(
+            format: format, ssrc: 0x1234_5678, payloadType: 96, maxPeriodFrames: read, driftCompensation: driftCompensation)
+        var next = 0
+        var frame = queue[0].arrivalFrame + phase
+        var firstSoundFrame = -1
+        var played = 0
+        let end = packets.last!.sendFrame + maxExtraDelay + 4 * Int64(format.targetLatencyFrames)
+        while frame < end {
+            while next < queue.count, queue[next].arrivalFrame <= frame {
+                let arrival = queue[next]
+                next += 1
+                arrival.bytes.withUnsafeBytes { raw in
+                    _ = receiver.accept(datagram: raw, arrival: HostTime(frames: arrival.arrivalFrame, sampleRate: format.sampleRate))
+                }
+            }
+            let now = HostTime(frames: frame, sampleRate: format.sampleRate)
+            receiver.render(frames: read, now: now, captureClockNow: now.nanoseconds)
+            if firstSoundFrame < 0, let index = (0..<(read * format.channels)).first(where: { receiver.output[$0] != 0 }) {
+                firstSoundFrame = played + index / format.channels
+            }
+            played += read
+            frame += Int64(read)
+        }
+        return (receiver.snapshot().statistics, firstSoundFrame + Int(phase))
+    }
+
+    func testEveryPacketWithinTheSlackPlaysWhateverThePhaseOfTheFirstRead() {
+        for phase: Int64 in [0, 1, 16, 32, 48, 63] {
+            let (statistics, _) = run(phase: phase, maxExtraDelay: 170)
+            XCTAssertEqual(statistics.late, 0, "phase \(phase): late packets within the slack")
+            XCTAssertEqual(statistics.lost, 0, "phase \(phase)")
+            XCTAssertEqual(statistics.received, 600, "phase \(phase)")
+        }
+    }
+
+    func testTheSameHoldsThroughDriftCompensation() {
+        for phase: Int64 in [0, 32, 63] {
+            let (statistics, _) = run(phase: phase, maxExtraDelay: 170, driftCompensation: true)
+            XCTAssertEqual(statistics.late, 0, "phase \(phase): late packets within the slack")
+            XCTAssertEqual(statistics.received, 600, "phase \(phase)")
+        }
+    }
+
+    func testPacketsBeyondTheSlackAreStillLate() {
+        // The guarantee is the slack, not more: delays well past it make late packets at every phase.
+        for phase: Int64 in [0, 63] {
+            let (statistics, _) = run(phase: phase, maxExtraDelay: 400)
+            XCTAssertGreaterThan(statistics.late, 50, "phase \(phase)")
+        }
+    }
+
+    func testTheStartIsDelayedByLessThanAReadAndTheSameForEveryPhase() {
+        // The first packet plays target − packet + read − 1 frames after it arrived (176 + 63 = 239),
+        // whatever the phase of the first read (its first sample may fall on the fade-in's zero: a frame).
+        var starts: Set<Int> = []
+        for phase: Int64 in [0, 1, 16, 32, 48, 63] {
+            let (_, start) = run(phase: phase, maxExtraDelay: 0, packetCount: 50)
+            starts.insert(start)
+            XCTAssertGreaterThanOrEqual(start, 176, "phase \(phase): started before the slack")
+            XCTAssertLessThanOrEqual(start, 176 + read, "phase \(phase): delayed by more than a read")
+        }
+        XCTAssertLessThanOrEqual(starts.max()! - starts.min()!, 1, "the start depends on the phase: \(starts.sorted())")
+    }
+}

@@ -542,34 +542,74 @@ public struct JitterBuffer: ~Copyable {
             stretchRemaining = period > 0 ? max(1, (step + period / 2) / period) * period : step
             targetFrames = current + stretchRemaining
         } else {
-            // Lower only from clean playout: not in a gap nor in a crossfade, and only when the audio to skip
-            // has arrived (checked before the period search, which costs the most).
-            guard !inGap, crossfadeOffset < 0,
-                abs(difference) >= unskippablePeriod || framesSinceLatencyChange >= format.sampleRate,
-                isPresent(from: playHead, frames: min(abs(difference), format.sampleRate / 100) + frames)
-            else { return }
-            concealer.beginGap()
-            let period = concealer.repeatedPeriod
-            // Small skips (up to 5 ms) move the latency gently; audio whose period is longer is skipped a
-            // whole number of its periods, up to 10 ms.
-            let smallStep = format.sampleRate / 200
-            let limit = min(abs(difference), period > 0 && period > smallStep ? format.sampleRate / 100 : smallStep)
-            let skip = period > 0 ? (limit / period) * period : limit
-            // When the audio's period is longer than the difference, look again in a second, or as soon as
-            // the difference has grown to a period (as when the jitter is leaving the window).
-            guard skip > 0 else {
+            guard abs(difference) >= unskippablePeriod || framesSinceLatencyChange >= format.sampleRate else { return }
+            switch skipAudio(upTo: abs(difference), readFrames: frames) {
+            case .notNow:
+                return
+            case .periodTooLong(let period):
+                // When the audio's period is longer than the difference, look again in a second, or as soon as
+                // the difference has grown to a period (as when the jitter is leaving the window).
                 unskippablePeriod = period
                 framesSinceLatencyChange = 0
                 return
+            case .skipped(let skip):
+                targetFrames = current - skip
             }
-            playHead += Int64(skip)
-            counters.skippedFrames &+= UInt64(skip)
-            targetFrames = current - skip
-            crossfadeOffset = 0
-            crossfadeAfterSkip = true
         }
         counters.latencyChanges &+= 1
         framesSinceLatencyChange = 0
+    }
+
+    /// What `skipAudio` did.
+    private enum SkipOutcome {
+        /// Not from here: in a gap or a crossfade, or the audio to skip has not all arrived.
+        case notNow
+        /// The audio's period (`associated`) is longer than the frames that may be skipped.
+        case periodTooLong(Int)
+        case skipped(Int)
+    }
+
+    /// Lowers the latency by skipping up to `limit` frames of audio that has arrived: small skips (up to
+    /// 5 ms) move it gently; audio whose period is longer is skipped a whole number of its periods, up to 10 ms;
+    /// the audio after the skip is crossfaded from the repetition of the audio before it.
+    private mutating func skipAudio(upTo limit: Int, readFrames frames: Int) -> SkipOutcome {
+        // Only from clean playout: not in a gap nor in a crossfade, and only when the audio to skip has
+        // arrived (checked before the period search, which costs the most).
+        guard !inGap, crossfadeOffset < 0,
+            isPresent(from: playHead, frames: min(limit, format.sampleRate / 100) + frames)
+        else { return .notNow }
+        concealer.beginGap()
+        let period = concealer.repeatedPeriod
+        let smallStep = format.sampleRate / 200
+        let allowed = min(limit, period > 0 && period > smallStep ? format.sampleRate / 100 : smallStep)
+        let skip = period > 0 ? (allowed / period) * period : allowed
+        guard skip > 0 else { return .periodTooLong(period) }
+        playHead += Int64(skip)
+        counters.skippedFrames &+= UInt64(skip)
+        crossfadeOffset = 0
+        crossfadeAfterSkip = true
+        return .skipped(skip)
+    }
+
+    /// Fixed target: lowers the latency, measured against the fastest recent packet (as
+    /// `measuredLatencyFrames`), toward `frames` by skipping audio that has arrived, as an adaptive target
+    /// lowers (whole periods of the audio, crossfaded, at most 10 ms at a time). What a fixed target's owner
+    /// uses to drop the delay the anchor packet had above the fastest one: the buffer anchors on the first
+    /// packet, and a first packet that came 3 ms slower than the fastest kept the stream 3 ms later for good.
+    /// - Returns: the frames skipped; 0 when there is less than half a packet to lower, or not now (in a gap
+    ///   or a crossfade, the audio not all arrived, fewer than 16 packets seen, or the audio's period longer
+    ///   than the excess). Counted as a latency change.
+    /// Realtime-safe: yes (a pass over the lateness window: call it every thousand frames or so, not every read).
+    public mutating func lowerLatency(toward frames: Int, now: HostTime, readFrames: Int) -> Int {
+        guard state == .playing, stretchRemaining == 0, let minimum = latencyController.minimumTransitFrames() else { return 0 }
+        let nowFrames = Double(now.nanoseconds) * Double(format.sampleRate) / 1e9
+        let current = Int((nowFrames - Double(playHead) - minimum).rounded()) + format.packetFrames
+        let excess = current - frames
+        guard excess * 2 >= format.packetFrames else { return 0 }
+        guard case .skipped(let skip) = skipAudio(upTo: excess, readFrames: readFrames) else { return 0 }
+        counters.latencyChanges &+= 1
+        framesSinceLatencyChange = 0
+        return skip
     }
 
     /// Opus: makes `slot` hold the audio of the packet at `packetStart`, in stream order: decoded if it

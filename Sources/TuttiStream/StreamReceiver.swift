@@ -47,6 +47,11 @@ public final class StreamReceiver: @unchecked Sendable {
     /// packet the buffer last anchored on until the first read after it has done so (`alignStart`).
     private let alignsStart: Bool
     private var anchorArrival: HostTime?
+    /// Fixed target: stream frames read since the buffer last anchored, and whether the delay the anchor
+    /// packet had above the fastest one is still to be trimmed (`trimAnchorDelay`).
+    private var framesSinceAnchor = 0
+    private var trimPending = false
+    private var learnedLatencyChanges: UInt64 = 0
     /// With a fixed target: the latency drift compensation holds, learned over the first second of playout.
     private var levelSetpoint: Double
     private var learnedResynchronizations: UInt64 = 0
@@ -138,17 +143,23 @@ public final class StreamReceiver: @unchecked Sendable {
             let inserted = jitterBuffer.insert(
                 sequenceNumber: entry.sequenceNumber, timestamp: entry.timestamp, captureTime: entry.captureTime,
                 arrival: entry.arrival, payload: payload)
-            if inserted == .resynchronized, alignsStart { anchorArrival = entry.arrival }
+            if inserted == .resynchronized, alignsStart {
+                anchorArrival = entry.arrival
+                framesSinceAnchor = 0
+                trimPending = true
+            }
             if newestArrival.map({ entry.arrival > $0 }) ?? true { newestArrival = entry.arrival }
         }) {}
         guard resampler != nil else {
             if let arrival = anchorArrival { alignStart(anchoredAt: arrival, now: now, readFrames: frames) }
+            if trimPending { trimAnchorDelay(now: now, readFrames: frames) }
             let captureTime = jitterBuffer.read(into: output, frames: frames, now: now, captureClockNow: captureClockNow)
             published.publish(jitterBuffer.statistics, state: jitterBuffer.state)
             return captureTime
         }
         let needed = resampler!.inputFramesNeeded(forOutputFrames: frames)
         if let arrival = anchorArrival { alignStart(anchoredAt: arrival, now: now, readFrames: needed) }
+        if trimPending { trimAnchorDelay(now: now, readFrames: needed) }
         var captureTime = jitterBuffer.read(into: resamplerInput, frames: needed, now: now, captureClockNow: captureClockNow)
         do throws(ResamplerError) {
             _ = try resampler!.process(
@@ -189,14 +200,36 @@ public final class StreamReceiver: @unchecked Sendable {
         if delay > 0 { jitterBuffer.delayStart(byFrames: Int(delay)) }
     }
 
+    /// Fixed target, from the first second after the buffer anchored to the third: lowers the latency to
+    /// the target plus `readFrames` − 1 against the fastest packet of the window (what `alignStart` gives
+    /// a first packet that was the fastest). The buffer anchors on the first packet, so a first packet that
+    /// came slower than most kept its extra delay for good: in the lab, under 0–4 ms of jitter, the two legs
+    /// of one loop ran 2 ms apart with the same 5 ms target. Skips whole periods of arrived audio, crossfaded,
+    /// as an adaptive target lowers; tried every 1024 frames (a pass over the lateness window). Device thread.
+    private func trimAnchorDelay(now: HostTime, readFrames: Int) {
+        let checkEvery = 1_024
+        let before = framesSinceAnchor
+        framesSinceAnchor += readFrames
+        guard framesSinceAnchor >= format.sampleRate else { return }
+        guard framesSinceAnchor < 3 * format.sampleRate else {
+            trimPending = false
+            return
+        }
+        guard before / checkEvery != framesSinceAnchor / checkEvery else { return }
+        _ = jitterBuffer.lowerLatency(toward: format.targetLatencyFrames + readFrames - 1, now: now, readFrames: readFrames)
+    }
+
     /// Once per period while playing: holds the buffer's latency, measured against the fastest recent packet
     /// (`measuredLatencyFrames`, which jitter hardly moves and drift moves steadily), at the adaptive target,
     /// or with a fixed target at the latency it settled at in its first second (learned after every
     /// re-anchor); the correction goes to the resampler.
     private func steerDrift(_ statistics: JitterBufferStatistics, state: JitterBufferState, now: HostTime) {
         guard state == .playing, let latency = statistics.measuredLatencyFrames else { return }
-        if statistics.resynchronizations != learnedResynchronizations {
+        // A fixed target learns again after a re-anchor, or after its anchor delay was trimmed.
+        let trimmed = format.adaptiveLatencyFrames == nil && statistics.latencyChanges != learnedLatencyChanges
+        if statistics.resynchronizations != learnedResynchronizations || trimmed {
             learnedResynchronizations = statistics.resynchronizations
+            learnedLatencyChanges = statistics.latencyChanges
             learningPeriods = 0
             learningSum = 0
             drift.reset(driftPPM: drift.driftEstimatePPM)

@@ -16,13 +16,18 @@ final class FixedTargetStartTests: XCTestCase {
     /// Runs `packetCount` packets through a receiver whose first read comes `phase` frames after the first
     /// packet arrives; packet 0 is the fastest, every later one is delayed by up to `maxExtraDelay` frames.
     /// Returns the counters and when the first packet's audio played, in frames after it arrived.
-    private func run(phase: Int64, maxExtraDelay: Int64, packetCount: Int = 600, seed: UInt64 = 7, driftCompensation: Bool = false)
-        -> (statistics: JitterBufferStatistics, firstSoundFrame: Int)
-    {
+    /// `firstDelay` delays the first ten packets instead (a slow start: the anchor packet came slow).
+    /// `finalLatency`: frames from a frame's capture to the read that played it, at the last read before the
+    /// stream ended (not the concealment after it).
+    private func run(
+        phase: Int64, maxExtraDelay: Int64, firstDelay: Int64 = 0, packetCount: Int = 600, seed: UInt64 = 7,
+        driftCompensation: Bool = false
+    ) -> (statistics: JitterBufferStatistics, firstSoundFrame: Int, finalLatency: Int64) {
         let packets = makePackets(format: format, packetCount: packetCount, senderPeriod: 64)
         var generator = SeededGenerator(seed: seed)
         var queue = packets.map { packet in
-            let extra = packet.index == 0 ? 0 : Int64.random(in: 0...maxExtraDelay, using: &generator)
+            let extra = packet.index < 10 && firstDelay > 0 ? firstDelay
+                : packet.index == 0 ? 0 : Int64.random(in: 0...maxExtraDelay, using: &generator)
             return Arrival(index: packet.index, bytes: packet.bytes, arrivalFrame: packet.sendFrame + extra)
         }
         queue.sort { ($0.arrivalFrame, $0.index) < ($1.arrivalFrame, $1.index) }
@@ -31,6 +36,7 @@ final class FixedTargetStartTests: XCTestCase {
         var next = 0
         var frame = queue[0].arrivalFrame + phase
         var firstSoundFrame = -1
+        var finalLatency: Int64 = 0
         var played = 0
         let end = packets.last!.sendFrame + maxExtraDelay + 4 * Int64(format.targetLatencyFrames)
         while frame < end {
@@ -46,15 +52,20 @@ final class FixedTargetStartTests: XCTestCase {
             if firstSoundFrame < 0, let index = (0..<(read * format.channels)).first(where: { receiver.output[$0] != 0 }) {
                 firstSoundFrame = played + index / format.channels
             }
+            if receiver.output[0] != 0, frame < packets.last!.sendFrame {
+                // CounterSignal's frame from its magnitude (exact for L24): the frame captured at that frame.
+                let counted = Int64((abs(receiver.output[0]) * 8_388_608).rounded()) - 838_861
+                finalLatency = frame - counted / Int64(format.channels)
+            }
             played += read
             frame += Int64(read)
         }
-        return (receiver.snapshot().statistics, firstSoundFrame + Int(phase))
+        return (receiver.snapshot().statistics, firstSoundFrame + Int(phase), finalLatency)
     }
 
     func testEveryPacketWithinTheSlackPlaysWhateverThePhaseOfTheFirstRead() {
         for phase: Int64 in [0, 1, 16, 32, 48, 63] {
-            let (statistics, _) = run(phase: phase, maxExtraDelay: 170)
+            let (statistics, _, _) = run(phase: phase, maxExtraDelay: 170)
             XCTAssertEqual(statistics.late, 0, "phase \(phase): late packets within the slack")
             XCTAssertEqual(statistics.lost, 0, "phase \(phase)")
             XCTAssertEqual(statistics.received, 600, "phase \(phase)")
@@ -63,7 +74,7 @@ final class FixedTargetStartTests: XCTestCase {
 
     func testTheSameHoldsThroughDriftCompensation() {
         for phase: Int64 in [0, 32, 63] {
-            let (statistics, _) = run(phase: phase, maxExtraDelay: 170, driftCompensation: true)
+            let (statistics, _, _) = run(phase: phase, maxExtraDelay: 170, driftCompensation: true)
             XCTAssertEqual(statistics.late, 0, "phase \(phase): late packets within the slack")
             XCTAssertEqual(statistics.received, 600, "phase \(phase)")
         }
@@ -72,7 +83,7 @@ final class FixedTargetStartTests: XCTestCase {
     func testPacketsBeyondTheSlackAreStillLate() {
         // The guarantee is the slack, not more: delays well past it make late packets at every phase.
         for phase: Int64 in [0, 63] {
-            let (statistics, _) = run(phase: phase, maxExtraDelay: 400)
+            let (statistics, _, _) = run(phase: phase, maxExtraDelay: 400)
             XCTAssertGreaterThan(statistics.late, 50, "phase \(phase)")
         }
     }
@@ -82,11 +93,28 @@ final class FixedTargetStartTests: XCTestCase {
         // whatever the phase of the first read (its first sample may fall on the fade-in's zero: a frame).
         var starts: Set<Int> = []
         for phase: Int64 in [0, 1, 16, 32, 48, 63] {
-            let (_, start) = run(phase: phase, maxExtraDelay: 0, packetCount: 50)
+            let (_, start, _) = run(phase: phase, maxExtraDelay: 0, packetCount: 50)
             starts.insert(start)
             XCTAssertGreaterThanOrEqual(start, 176, "phase \(phase): started before the slack")
             XCTAssertLessThanOrEqual(start, 176 + read, "phase \(phase): delayed by more than a read")
         }
         XCTAssertLessThanOrEqual(starts.max()! - starts.min()!, 1, "the start depends on the phase: \(starts.sorted())")
+    }
+
+    func testASlowFirstPacketsDelayIsTrimmedAfterTheFirstSecond() {
+        // The first ten packets come 150 frames (3.1 ms) slower than the rest (0–20 frames): the buffer
+        // anchors on the first, and lowers the latency to the fastest packets' after the first second, with
+        // no late packet. 2 s of audio.
+        let (slow, _, slowLatency) = run(phase: 0, maxExtraDelay: 20, firstDelay: 150, packetCount: 1_500)
+        let (fast, _, fastLatency) = run(phase: 0, maxExtraDelay: 20, packetCount: 1_500)
+        XCTAssertEqual(slow.late, 0)
+        XCTAssertEqual(slow.received, 1_500)
+        XCTAssertGreaterThanOrEqual(slow.skippedFrames, 120, "the anchor delay was not trimmed")
+        XCTAssertGreaterThanOrEqual(slow.latencyChanges, 1)
+        // Within a packet: skips are whole periods of the audio (the repetition's), and less than half a
+        // packet is not worth one.
+        XCTAssertLessThanOrEqual(abs(slowLatency - fastLatency), 64, "slow first packet: \(slowLatency) frames, fast: \(fastLatency)")
+        XCTAssertEqual(fast.skippedFrames, 0, "nothing to trim when the first packet was the fastest")
+        XCTAssertEqual(fast.latencyChanges, 0)
     }
 }

@@ -79,7 +79,8 @@ def impulse(raw_path, meta_path):
     # Damaged tone blocks, from the first returned impulse on.
     start = first + (delays[0] if delays else frames)
     result = {"rate": rate, "period": meta["period"], "recordedFrames": frames, "probeXruns": meta["xruns"],
-              "impulses": len(delays), "missing": missing, "delayFrames": delays, "roundTripMs": summary(delays_ms)}
+              "impulses": len(delays), "missing": missing, "delayFrames": delays, "roundTripMs": summary(delays_ms),
+              "serverCycles": meta.get("serverCycles")}
     result.update(damage(tone, rate, meta["toneHz"], start, frames))
     return result
 

@@ -13,7 +13,12 @@
 // took r - p frames around the loop.
 //
 // Writes RAWFILE (float32 little-endian, in_1/in_2 interleaved) and prints one JSON line on stdout:
-// {"rate","period","frames","intervalFrames","firstImpulseFrame","toneHz","xruns"}.
+// {"rate","period","frames","intervalFrames","firstImpulseFrame","toneHz","xruns","serverCycles"}.
+//
+// serverCycles describes the server's own clock over the recording: each cycle's start on CLOCK_MONOTONIC
+// (the callback's wake-up less jack_frames_since_cycle_start) against its frame counter, fitted with a
+// least-squares line: "ppm" is the server's rate off nominal, "residualMs" the cycle starts' distance from
+// the line (p1, median, p99, and min/max): how far a dummy server on a loaded machine wanders.
 // Exits 1 (with a message on stderr) if the server is not running or a connection fails.
 //
 // Realtime-safe: the process callback only reads and writes preallocated memory and atomics.
@@ -23,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static jack_port_t *out_ports[2], *in_ports[2];
@@ -34,6 +40,18 @@ static atomic_int xruns;
 static long interval_frames, first_impulse;
 static double tone_step;          // radians per frame
 static long played;               // frames played since running (process thread only)
+static jack_client_t *client;
+static long long *cycle_starts;   // per recorded cycle: CLOCK_MONOTONIC ns of the cycle's start
+static jack_nframes_t *cycle_frames; // and the server's frame counter at it
+static long max_cycles;
+static atomic_long cycles;        // cycles observed (written by the process thread)
+static double sample_rate;
+
+static long long monotonic_ns(void) {
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
 
 static int process(jack_nframes_t nframes, void *arg) {
 	(void)arg;
@@ -47,6 +65,13 @@ static int process(jack_nframes_t nframes, void *arg) {
 		return 0;
 	}
 	long done = atomic_load_explicit(&recorded, memory_order_relaxed);
+	long cycle = atomic_load_explicit(&cycles, memory_order_relaxed);
+	if (done < total_frames && cycle < max_cycles) {
+		long long wake = monotonic_ns();
+		cycle_starts[cycle] = wake - (long long)(jack_frames_since_cycle_start(client) * 1e9 / sample_rate);
+		cycle_frames[cycle] = jack_last_frame_time(client);
+		atomic_store_explicit(&cycles, cycle + 1, memory_order_release);
+	}
 	for (jack_nframes_t i = 0; i < nframes; i++) {
 		long n = played + i;
 		out1[i] = (float)(0.5 * sin(tone_step * (double)(n % 480000)));
@@ -66,6 +91,36 @@ static int on_xrun(void *arg) {
 	(void)arg;
 	atomic_fetch_add_explicit(&xruns, 1, memory_order_relaxed);
 	return 0;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+// Prints ,"serverCycles":{...} for the cycles observed (nothing if fewer than 16).
+static void print_server_cycles(void) {
+	long n = atomic_load(&cycles);
+	if (n < 16) return;
+	double sx = 0, sy = 0, sxx = 0, sxy = 0;
+	for (long i = 0; i < n; i++) {
+		double x = (double)(jack_nframes_t)(cycle_frames[i] - cycle_frames[0]);
+		double y = (double)(cycle_starts[i] - cycle_starts[0]);
+		sx += x; sy += y; sxx += x * x; sxy += x * y;
+	}
+	double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx), intercept = (sy - slope * sx) / n;
+	double *residuals = malloc(sizeof(double) * (size_t)n);
+	if (!residuals) return;
+	for (long i = 0; i < n; i++) {
+		double x = (double)(jack_nframes_t)(cycle_frames[i] - cycle_frames[0]);
+		residuals[i] = ((double)(cycle_starts[i] - cycle_starts[0]) - (intercept + slope * x)) / 1e6;
+	}
+	qsort(residuals, (size_t)n, sizeof(double), compare_doubles);
+	printf(",\"serverCycles\":{\"n\":%ld,\"ppm\":%.1f,\"residualMs\":{\"min\":%.3f,\"p1\":%.3f,\"median\":%.3f,"
+	       "\"p99\":%.3f,\"max\":%.3f}}",
+	       n, (slope / (1e9 / sample_rate) - 1) * 1e6, residuals[0], residuals[n / 100], residuals[n / 2],
+	       residuals[n - 1 - n / 100], residuals[n - 1]);
+	free(residuals);
 }
 
 static int split2(const char *list, char out[2][256]) {
@@ -96,15 +151,19 @@ int main(int argc, char **argv) {
 		return 2;
 	}
 	jack_status_t status;
-	jack_client_t *client = jack_client_open(name, JackNoStartServer | JackUseExactName, &status);
+	client = jack_client_open(name, JackNoStartServer | JackUseExactName, &status);
 	if (!client) { fprintf(stderr, "jack_impulse: cannot open client '%s' (status 0x%x)\n", name, status); return 1; }
 	double rate = jack_get_sample_rate(client);
+	sample_rate = rate;
 	total_frames = (long)(seconds * rate);
+	max_cycles = total_frames / 16 + 16;  // periods of 16 frames or more
+	cycle_starts = calloc((size_t)max_cycles, sizeof(long long));
+	cycle_frames = calloc((size_t)max_cycles, sizeof(jack_nframes_t));
 	interval_frames = (long)(interval_ms * rate / 1000);
 	first_impulse = interval_frames / 2;
 	tone_step = 2 * M_PI * tone_hz / rate;
 	recording = calloc((size_t)total_frames * 2, sizeof(float));
-	if (!recording) { fprintf(stderr, "jack_impulse: out of memory\n"); return 1; }
+	if (!recording || !cycle_starts || !cycle_frames) { fprintf(stderr, "jack_impulse: out of memory\n"); return 1; }
 	static const char *outs[2] = {"out_1", "out_2"}, *ins[2] = {"in_1", "in_2"};
 	for (int k = 0; k < 2; k++) {
 		out_ports[k] = jack_port_register(client, outs[k], JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
@@ -145,8 +204,10 @@ int main(int argc, char **argv) {
 		return 1;
 	}
 	printf("{\"rate\":%.0f,\"period\":%u,\"frames\":%ld,\"intervalFrames\":%ld,\"firstImpulseFrame\":%ld,"
-	       "\"toneHz\":%g,\"xruns\":%d}\n",
+	       "\"toneHz\":%g,\"xruns\":%d",
 	       rate, jack_get_buffer_size(client), frames, interval_frames, first_impulse, tone_hz, atomic_load(&xruns));
+	print_server_cycles();
+	printf("}\n");
 	jack_client_close(client);
 	return frames == total_frames ? 0 : 1;
 }

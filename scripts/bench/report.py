@@ -75,13 +75,51 @@ def stats_of(values):
     return {"n": len(ordered), "median": pct(50), "p95": pct(95), "p99": pct(99), "max": ordered[-1]}
 
 
+def both_ways(t):
+    """The mean of the two legs' median stats latencies (what a round trip halves), or None."""
+    a, b = t.get("statsLatencyMs"), t.get("returnStatsLatencyMs")
+    if not a or not b or a.get("median") is None or b.get("median") is None:
+        return None
+    return (a["median"] + b["median"]) / 2
+
+
+def cycles_cell(pair):
+    """'h1 p1…p99 / h2 p1…p99' of the JACK servers' cycle starts around their line, in ms."""
+    def one(c):
+        if not c:
+            return "–"
+        r = c["residualMs"]
+        return f"{r['p1']:.2f}…{r['p99']:.2f} ({c['ppm']:+.0f} ppm)"
+    return f"{one(pair[0])} / {one(pair[1])}"
+
+
+def returning(result):
+    """The h2 -> h1 leg of a JACK-loop Tutti run (h1's stats; h2's may list it too), or None."""
+    for source in ("returnStats", "stats"):
+        for c in (result.get(source) or {}).get("connections") or []:
+            if c["destination"] == "h1:ret":
+                return c
+    return None
+
+
 def tutti_figures(result, results):
     c = receiving(result)
+    back = returning(result)
     inc = (c or {}).get("increase") or {}
+    # Counters of the whole loop (both legs) where it was closed, as the damaged audio is of the round trip.
+    legs = [x for x in (c, back) if x]
+    both = {key: sum(((x.get("increase") or {}).get(key, 0) for x in legs)) for key in ("packetsLost", "packetsLate", "underruns")}
+    concealed_both = sum((x.get("concealedMs") or 0) for x in legs)
     ow = one_way(result, results)
     tone = result.get("tone") or result.get("probe") or {}
     return {
         "statsLatencyMs": (c or {}).get("latencyMs"),
+        "returnStatsLatencyMs": (back or {}).get("latencyMs"),
+        "legs": len(legs),
+        "loopLostLate": both["packetsLost"] + both["packetsLate"] if legs else None,
+        "loopUnderruns": both["underruns"] if legs else None,
+        "loopConcealedMs": concealed_both if legs else None,
+        "serverCycles": ((result.get("probe") or {}).get("serverCycles"), result.get("farServerCycles")),
         "impulseOneWayMs": stats_of(ow) if ow else None,
         "lostLate": (inc.get("packetsLost", 0) + inc.get("packetsLate", 0)) if c else None,
         "underruns": inc.get("underruns") if c else None,
@@ -98,6 +136,12 @@ def jacktrip_figures(result, results):
     ow = one_way(result, results)
     probe = result.get("probe") or {}
     io = result.get("iostat") or {}
+    far = result.get("farIostat") or {}
+
+    def loop(key, index=None):
+        values = [(x.get(key) if index is None else (x.get(key) or [None])[index]) for x in (io, far) if x]
+        values = [v for v in values if v is not None]
+        return sum(values) if values else None
     return {
         "impulseOneWayMs": stats_of(ow) if ow else None,
         "roundTripMs": probe.get("roundTripMs"),
@@ -106,6 +150,9 @@ def jacktrip_figures(result, results):
         "recvUnderruns": io.get("recvUnderruns"),
         "recvOverflows": io.get("recvOverflows"),
         "protLost": (io.get("protocol") or [None])[0],
+        "loopRecvUnderruns": loop("recvUnderruns"),
+        "loopProtLost": loop("protocol", 0),
+        "options": result.get("options") or "",
         "probeXruns": probe.get("probeXruns"),
     }
 
@@ -146,6 +193,20 @@ def scale_dropouts(result):
             "connections": len(connections)}
 
 
+# A stream count "drops audio" when more than this share of its packets came lost or late, or a connection
+# stopped playing: a single late packet on this shared machine (other builds, the lab's own processes) is
+# not the load of N streams. The raw counts are in the scale table.
+SCALE_DROP_SHARE = 0.001
+
+
+def scale_drops_audio(result, n):
+    d = scale_dropouts(result)
+    if not d:
+        return False
+    packets = n * result["windowSeconds"] * 48000 / 64
+    return d["lostLate"] > SCALE_DROP_SHARE * packets or d["playing"] < n
+
+
 def main(work, out):
     meta, results = load(work)
     os.makedirs(out, exist_ok=True)
@@ -184,6 +245,7 @@ def main(work, out):
         t, j = row64[2], row64[3]
         summary["oneWayLatency64Ms"] = {
             "tuttiStats": (t["statsLatencyMs"] or {}).get("median"),
+            "tuttiStatsBothWays": both_ways(t),
             "tuttiImpulse": (t["impulseOneWayMs"] or {}).get("median") if t["impulseOneWayMs"] else None,
             "jacktripImpulse": (j["impulseOneWayMs"] or {}).get("median") if j and j["impulseOneWayMs"] else None}
     imp2 = {k: results.get(f"impair-{k}-jitter2") for k in ("tutti-fixed", "tutti-adaptive", "jacktrip")}
@@ -192,10 +254,10 @@ def main(work, out):
         ta = tutti_figures(imp2["tutti-adaptive"], results) if imp2["tutti-adaptive"] else {}
         jj = jacktrip_figures(imp2["jacktrip"], results) if imp2["jacktrip"] else {}
         summary["jitter2"] = {"tuttiFixedDamagedMs": tf.get("damagedMs"), "tuttiAdaptiveDamagedMs": ta.get("damagedMs"),
-                              "jacktripDamagedMs": jj.get("damagedMs"), "tuttiFixedLostLate": tf.get("lostLate"),
-                              "tuttiAdaptiveLostLate": ta.get("lostLate"), "jacktripRecvUnderruns": jj.get("recvUnderruns"),
-                              "tuttiFixedConcealedMs": tf.get("concealedMs"), "tuttiAdaptiveConcealedMs": ta.get("concealedMs"),
-                              "jacktripProtLost": jj.get("protLost"),
+                              "jacktripDamagedMs": jj.get("damagedMs"), "tuttiFixedLostLate": tf.get("loopLostLate"),
+                              "tuttiAdaptiveLostLate": ta.get("loopLostLate"), "jacktripRecvUnderruns": jj.get("loopRecvUnderruns"),
+                              "tuttiFixedConcealedMs": tf.get("loopConcealedMs"), "tuttiAdaptiveConcealedMs": ta.get("loopConcealedMs"),
+                              "jacktripProtLost": jj.get("loopProtLost"),
                               "windowSeconds": meta["window"]}
     tscale = {results[k]["streams"]: results[k] for k in results if k.startswith("scale-tutti-")}
     jscale = {results[k]["streams"]: results[k] for k in results if k.startswith("scale-jacktrip-")}
@@ -207,8 +269,7 @@ def main(work, out):
                           "tuttiStreamsPerCore": tc and 1000 / tc["total"], "jacktripStreamsPerCore": jc and 1000 / jc["total"]}
     first_drop = None
     for n in sorted(tscale):
-        d = scale_dropouts(tscale[n])
-        if d and (d["lostLate"] or d["underruns"] or d["concealedMs"] or d["playing"] < n):
+        if scale_drops_audio(tscale[n], n):
             first_drop = n
             break
     summary["tuttiFirstDropoutStreams"] = first_drop
@@ -219,14 +280,15 @@ def main(work, out):
     md.append("| | Tutti | JackTrip 1.7 | Tutti / JackTrip |\n|---|---|---|---|")
     if "oneWayLatency64Ms" in summary:
         s = summary["oneWayLatency64Ms"]
-        tutti_cell = f"{fmt(s['tuttiStats'])} ms (capture→playout stats)"
+        tutti_cell = f"{fmt(s['tuttiStats'])} ms (capture→playout stats h1→h2"
+        tutti_cell += f"; mean of both legs {fmt(s['tuttiStatsBothWays'])})" if s.get("tuttiStatsBothWays") is not None else ")"
         tutti_cell += f"; {fmt(s['tuttiImpulse'])} ms (impulse)" if s["tuttiImpulse"] is not None else "; impulse: not measured (no JACK ports)"
         basis = s["tuttiImpulse"] if s["tuttiImpulse"] is not None else s["tuttiStats"]
         md.append(f"| one-way latency, 64 frames, clean (median) | {tutti_cell} | {fmt(s['jacktripImpulse'])} ms (impulse) | "
                   f"{fmt(ratio(basis, s['jacktripImpulse']))}{'' if s['tuttiImpulse'] is not None else ' (stats vs impulse)'} |")
     if "jitter2" in summary:
         s = summary["jitter2"]
-        md.append(f"| dropouts under 2 ms jitter, {s['windowSeconds']} s: packets not played in time (the tools' own counters) | "
+        md.append(f"| dropouts under 2 ms jitter, {s['windowSeconds']} s: packets not played in time, both legs of the loop (the tools' own counters) | "
                   f"fixed 5 ms: {fmt(s['tuttiFixedLostLate'])} lost/late ({fmt(s['tuttiFixedConcealedMs'], 1)} ms concealed); "
                   f"adaptive: {fmt(s['tuttiAdaptiveLostLate'])} ({fmt(s['tuttiAdaptiveConcealedMs'], 1)} ms) | "
                   f"{fmt(s['jacktripRecvUnderruns'])} receive underruns; {fmt(s['jacktripProtLost'])} lost (its `prot` count) | – (different counters) |")
@@ -245,42 +307,64 @@ def main(work, out):
               "does not continue the tone, so all of it shows. The counters' row is the fairer dropout comparison; the "
               "tools count differently, so no ratio is given for it.\n")
     md.append(f"\nTutti first dropped audio at **{first_drop if first_drop else 'none of'}** "
-              f"{'streams' if first_drop else 'the stream counts tested'} ({', '.join(map(str, sorted(tscale)))}).\n")
+              f"{'streams' if first_drop else 'the stream counts tested'} ({', '.join(map(str, sorted(tscale)))}): the "
+              f"first count with more than {SCALE_DROP_SHARE:.1%} of its packets lost or late, or a connection not "
+              "playing (the Scale section has every count's figures).\n")
 
     # ---- latency section -----------------------------------------------------------------------------
     md.append("## Latency\n")
     md.append("One stereo 48 kHz L24 stream h1 → h2. Tutti: fixed 5 ms target (5.34 ms at 128 frames: Tutti refuses less than two packets), device period = packet size. "
               "JackTrip: `-q` = the packets that make ≥ 5 ms (32 → 8, 64 → 4, 128 → 2), `-b 16` (its default), JACK period = packet size. "
               "`jitter1` is `scripts/lab impair --delay 1 --jitter 1` on both hosts' egress (0–2 ms uniform).\n")
-    md.append("Two methods. **Stats**: the receiver's capture-to-playout latency from the packets' capture timestamps "
-              "(`tutti stats --json` every 0.1 s). **Impulse**: a JACK probe on h1 plays an impulse every 250 ms into the "
-              "sender; the far host loops the audio back in its JACK graph; one-way = (round trip − the JACK graph's own "
-              "feedback delay, measured on h2) / 2.\n")
-    md.append("| frames | network | Tutti stats median / p99 (ms) | Tutti impulse one-way median / p99 | impulse − stats | JackTrip impulse one-way median / p99 | JackTrip round trip median | far-host JACK loop (frames) | Tutti / JackTrip |")
-    md.append("|---|---|---|---|---|---|---|---|---|")
+    md.append("Two methods. **Stats**: each receiver's capture-to-playout latency from the packets' capture timestamps "
+              "(`tutti stats --json` every 0.1 s), for both legs of the loop: h1 → h2 and h2 → h1. **Impulse**: a JACK probe "
+              "on h1 plays an impulse every 250 ms into the sender; the far host loops the audio back in its JACK graph; "
+              "one-way = (round trip − the JACK graph's own feedback delay, measured on h2) / 2.\n")
+    md.append("A round trip measures the sum of the two legs, so the impulse's one-way figure is checked against the "
+              "**mean of the two legs' stats** (they must agree within a packet). How the round trip splits into its legs "
+              "is what the stats alone tell: each leg's latency is the far host's playout time less the near host's "
+              "capture time, each read on its own host's JACK cycle timeline, so a difference between the two hosts' "
+              "timelines moves latency from one leg to the other and cancels in the sum. The last Tutti column shows it: "
+              "half the difference of the legs (0 when the legs are equal, as they are by construction: the same target, "
+              "the same impairment both ways). The next column shows why it moves: how far each host's JACK server's "
+              "cycle starts strayed from a straight line over the window (p1…p99, ms, and the server's rate off "
+              "nominal), measured by the probe on h1 and an observer client on h2.\n")
+    md.append("| frames | network | Tutti stats h1→h2 median / p99 (ms) | stats h2→h1 median | stats, mean of the legs | Tutti impulse one-way median / p99 | impulse − mean of the legs | half the legs' difference | JACK servers' cycle starts off their line, h1 / h2 | JackTrip impulse one-way median / p99 | JackTrip round trip median | far-host JACK loop (frames) | Tutti / JackTrip |")
+    md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     disagreements = []
     for frames, net, t, j, tr, jr in lat_rows:
-        sl = t["statsLatencyMs"]
+        sl, sb = t["statsLatencyMs"], t["returnStatsLatencyMs"]
+        mean = both_ways(t)
         ti = t["impulseOneWayMs"]
         ji = j["impulseOneWayMs"] if j else None
         basis = ti["median"] if ti else (sl or {}).get("median")
-        gap = ti["median"] - sl["median"] if ti and sl and sl.get("median") is not None else None
+        gap = ti["median"] - mean if ti and mean is not None else None
         gap_cell = "–"
         if gap is not None:
             gap_cell = fmt(gap)
             if abs(gap) > frames / 48:
                 gap_cell = f"**{fmt(gap)}** (more than a packet)"
                 disagreements.append(f"{frames} frames {net}")
-        md.append(f"| {frames} | {net} | {lat_cell(sl)} / {lat_cell(sl, 'p99')} | "
-                  f"{(lat_cell(ti) + ' / ' + lat_cell(ti, 'p99')) if ti else 'not measured'} | {gap_cell} | "
+        split = (sl["median"] - sb["median"]) / 2 if sl and sb else None
+        md.append(f"| {frames} | {net} | {lat_cell(sl)} / {lat_cell(sl, 'p99')} | {lat_cell(sb)} | {fmt(mean)} | "
+                  f"{(lat_cell(ti) + ' / ' + lat_cell(ti, 'p99')) if ti else 'not measured'} | {gap_cell} | {fmt(split)} | {cycles_cell(t['serverCycles'])} | "
                   f"{(lat_cell(ji) + ' / ' + lat_cell(ji, 'p99')) if ji else 'not measured'} | "
                   f"{lat_cell((j or {}).get('roundTripMs'))} | {fmt(loop_frames(results, frames))} | {fmt(ratio(basis, ji['median'] if ji else None))} |")
+    summary["tuttiLatencyMethodsAgree"] = not disagreements
     if disagreements:
-        md.append(f"\n**Tutti's two latency methods disagree** by more than a packet ({', '.join(disagreements)}); "
-                  "the cause is not established here (compare the buffer level with the target in the time-series plot, "
-                  "and the JACK xruns the probe and the peers logged). Both are reported as measured; the impulse is the "
-                  "one comparable with JackTrip.\n")
+        md.append(f"\n**Tutti's two latency methods disagree** by more than a packet ({', '.join(disagreements)}): the "
+                  "impulse's round trip is not the sum of the legs' stats. Both are reported as measured; the impulse is "
+                  "the one comparable with JackTrip.\n")
         summary["tuttiLatencyMethodsDisagree"] = disagreements
+    else:
+        md.append("\nThe two methods agree within a packet in every row.\n")
+    md.append("Where half the legs' difference is large, the two hosts' time bases disagree by that much: each leg's "
+              "stats latency is read across two hosts, on the Link session's ghost time (estimated by each peer's "
+              "non-realtime Link thread) at each host's JACK cycle times (fitted from its server's wake-ups), all on one "
+              "shared 2-core machine that also runs the servers, the peers' realtime threads and the delay line. The "
+              "JACK-servers column shows when a server itself wandered (a dummy server that wakes late runs hundreds of "
+              "ppm slow); the Clock section shows the ghost clocks' agreement without audio load. The round trip, and "
+              "so the impulse, does not depend on either.\n")
     if not meta["tuttiJack"]:
         md.append("\n**Tutti's impulse round trip: not measured.** This tutti has no JACK ports "
                   f"(`tutti peer --sender x=jack --dry-run` said: `{meta.get('jackProbe', '').strip()[:200]}`), so the A → B → A "
@@ -331,11 +415,17 @@ def main(work, out):
                   f"{meta['window']} s window. The tools' own counters are beside it: Tutti's lost + late packets, underruns and "
                   "concealed audio; JackTrip's receive underruns and the first of its `prot` counters (lost), as its `-I` line prints them. "
                   "The lab's jitter delays each packet independently, so it also reorders them.\n")
-        md.append("| impairment | tool, buffer | damaged audio (ms) | lost + late packets | underruns | concealed (ms) | latency median / p99 (ms) | target (ms) |")
+        md.append("The counters are the whole loop's (both legs: h1 → h2 and back), as the damaged audio is of the round "
+                  "trip. JackTrip runs twice: with its default buffer, and with its alternative jitter buffer "
+                  "(`--bufstrategy N`, same `-q`).\n")
+        md.append("| impairment | tool, buffer | damaged audio (ms) | lost + late packets (both legs) | underruns | concealed (ms) | latency median / p99 (ms) | target (ms) |")
         md.append("|---|---|---|---|---|---|---|---|")
         order = ["jitter1", "jitter2", "jitter5", "loss1", "loss5", "reorder"]
         for label in sorted(imp_labels, key=lambda l: order.index(l) if l in order else 99):
-            for variant in ("tutti-fixed", "tutti-adaptive", "jacktrip"):
+            variants = ["tutti-fixed", "tutti-adaptive", "jacktrip"]
+            variants += sorted(k[len("impair-"):-len(label) - 1] for k in results
+                               if k.startswith("impair-jacktrip-bs") and k.endswith(f"-{label}"))
+            for variant in variants:
                 r = results.get(f"impair-{variant}-{label}")
                 if not r:
                     continue
@@ -343,13 +433,14 @@ def main(work, out):
                     t = tutti_figures(r, results)
                     lat = t["impulseOneWayMs"] or t["statsLatencyMs"]
                     method = "impulse" if t["impulseOneWayMs"] else "stats"
-                    md.append(f"| {label} | Tutti {variant.split('-')[1]} | {fmt(t['damagedMs'], 1)} | {fmt(t['lostLate'])} | {fmt(t['underruns'])} | "
-                              f"{fmt(t['concealedMs'], 1)} | {lat_cell(lat)} / {lat_cell(lat, 'p99')} ({method}) | "
+                    md.append(f"| {label} | Tutti {variant.split('-')[1]} | {fmt(t['damagedMs'], 1)} | {fmt(t['loopLostLate'])} | {fmt(t['loopUnderruns'])} | "
+                              f"{fmt(t['loopConcealedMs'], 1)} | {lat_cell(lat)} / {lat_cell(lat, 'p99')} ({method}) | "
                               f"{lat_cell(t['targetMs'])} (max {lat_cell(t['targetMs'], 'max')}) |")
                 else:
                     j = jacktrip_figures(r, results)
                     lat = j["impulseOneWayMs"]
-                    md.append(f"| {label} | JackTrip q{r.get('queue')} | {fmt(j['damagedMs'], 1)} | {fmt(j['protLost'])} (prot) | {fmt(j['recvUnderruns'])} (recv) | – | "
+                    name = f"JackTrip q{r.get('queue')}" + (f" `{j['options']}`" if j["options"] else "")
+                    md.append(f"| {label} | {name} | {fmt(j['damagedMs'], 1)} | {fmt(j['loopProtLost'])} (prot) | {fmt(j['loopRecvUnderruns'])} (recv) | – | "
                               f"{lat_cell(lat)} / {lat_cell(lat, 'p99')} (impulse) | – |")
         descs = sorted({r.get("impairment", "") for k, r in results.items() if k.startswith("impair-")})
         md.append("\nImpairments as the lab applied them:\n")
@@ -391,14 +482,16 @@ def main(work, out):
                   "packets, fixed 5 ms, no Link. CPU is each process's utime + stime from /proc over the window, in ms "
                   "per second of audio per stream. JackTrip: N P2P pairs (N `jacktrip -c` on h1, N `jacktrip -s` on h2 "
                   "looping back), so 2N streams; its figure is all jacktrip processes' CPU ÷ 2N; jackd is listed apart.\n")
-        md.append("| N | connected | playing | sender ms/s per stream | receiver ms/s per stream | total | lost + late | underruns | concealed (ms) |")
-        md.append("|---|---|---|---|---|---|---|---|---|")
+        md.append("| N | connected | playing | sender ms/s per stream | receiver ms/s per stream | total | lost + late | share of packets | underruns | concealed (ms) |")
+        md.append("|---|---|---|---|---|---|---|---|---|---|")
         for n in sorted(tscale):
             r = tscale[n]
             c = cpu_per_stream(r) or {}
             d = scale_dropouts(r) or {}
             md.append(f"| {n} | {r.get('connected')} | {fmt(d.get('playing'))} | {fmt(c.get('sender'), 3)} | {fmt(c.get('receiver'), 3)} | "
-                      f"{fmt(c.get('total'), 3)} | {fmt(d.get('lostLate'))} | {fmt(d.get('underruns'))} | {fmt(d.get('concealedMs'), 1)} |")
+                      f"{fmt(c.get('total'), 3)} | {fmt(d.get('lostLate'))} | "
+                      f"{(d['lostLate'] / (n * r['windowSeconds'] * 750) if d else None) or 0:.3%} | "
+                      f"{fmt(d.get('underruns'))} | {fmt(d.get('concealedMs'), 1)} |")
         if jscale:
             md.append("\n| JackTrip N pairs | looped | jacktrip ms/s per stream | jackd ms/s (h1, h2) | recv underruns (all) |")
             md.append("|---|---|---|---|---|")
@@ -411,28 +504,30 @@ def main(work, out):
         md.append("")
 
     # ---- clock ---------------------------------------------------------------------------------------
-    clock = results.get("clock")
-    if clock:
+    clocks = [(k[len("clock-"):], results[k]) for k in sorted(results, key=lambda k: (k != "clock-clean", k))
+              if k.startswith("clock-")]
+    if clocks:
         md.append("## Clock\n")
         md.append(f"Two Tutti beat clocks (`tutti clock --serve`, Link on the lab interface), h2 joining h1's session; "
-                  f"both sampled every 1 ms for {clock['windowSeconds']} s; phase agreement by `scripts/link/agreement.py` "
-                  "(signed median: the constant offset; |Δ|: the spread).\n")
-        ag = clock.get("agreement") or {}
-        pairs = ag.get("pairs") or {}
-        if pairs:
-            md.append("| pair | instants | signed median (µs) | median abs(Δ) (µs) | p95 | p99 | max |\n|---|---|---|---|---|---|---|")
+                  f"both sampled every 1 ms for {clocks[0][1]['windowSeconds']} s; phase agreement by `scripts/link/agreement.py` "
+                  "(signed median: the constant offset; |Δ|: the spread), on the clean network and under the latency "
+                  "scenario's jitter on both hosts' egress.\n")
+        md.append("| network | pair | instants | signed median (µs) | median abs(Δ) (µs) | p95 | p99 | max |\n|---|---|---|---|---|---|---|---|")
+        for net, clock in clocks:
+            pairs = (clock.get("agreement") or {}).get("pairs") or {}
+            if not pairs:
+                md.append(f"| {net} | not measured: agreement.py said `{clock.get('summary', '')[:200]}` | | | | | | |")
             for name, p in pairs.items():
-                md.append(f"| {name} | {p.get('n')} | {fmt(p.get('signed_median_us'))} | {fmt(p.get('median_us'))} | "
+                md.append(f"| {net} | {name} | {p.get('n')} | {fmt(p.get('signed_median_us'))} | {fmt(p.get('median_us'))} | "
                           f"{fmt(p.get('p95_us'))} | {fmt(p.get('p99_us'))} | {fmt(p.get('max_us'))} |")
-            summary["clock"] = next(iter(pairs.values()))
-        else:
-            md.append(f"Not measured: agreement.py said `{clock.get('summary', '')[:300]}`")
+                summary.setdefault("clock", p)
+                summary.setdefault("clockByNetwork", {})[net] = p
         md.append("")
 
     md.append("## Method notes\n")
     md.append("- Every process runs inside the lab's network namespaces (`scripts/lab exec`); JACK servers are per host "
-              "(each lab host has its own /dev/shm). The two hosts share one 2-core machine and one clock, so the "
-              "stats' capture-to-playout latency across hosts is exact up to the clock reads.\n"
+              "(each lab host has its own /dev/shm). Capture timestamps are on the Link session's ghost time (its agreement "
+              "between the hosts is the Clock section's figure), read at each host's JACK cycle times.\n"
               "- Damaged audio: each 64-frame block of the returned 1 kHz tone is fitted with the best 1 kHz sine; it is "
               "damaged when its amplitude is off the median block's by more than 1 dB or the residual is above −40 dB. "
               "Concealment that continues the tone is not damage.\n"

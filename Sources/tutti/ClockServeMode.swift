@@ -60,6 +60,11 @@ final class ClockServeMode: @unchecked Sendable {
     }
 
     func run() async {
+        // What changes are reported against: the state before `hello`, with no peer counted (the service
+        // started alone). The monitor task below may start tens of ms later on a loaded machine; a peer
+        // found in the meantime must still be reported (the lab missed a 0 -> 2 change that way).
+        let baseline = { var alone = link.snapshot; alone.peerCount = 0; return alone }()
+        let baselineTime = Self.monotonicNanoseconds()
         emit(["ev": "\"hello\"", "pid": String(getpid()), "clock": "\"CLOCK_MONOTONIC\"", "quantum": String(quantum.withLock { $0 })])
         let commands = AsyncStream<String> { continuation in
             let reader = OSThread(name: "tutti-stdin") {
@@ -77,8 +82,8 @@ final class ClockServeMode: @unchecked Sendable {
                 }
             }
             group.addTask { [self] in
-                var last = link.snapshot
-                var lastTime = Self.monotonicNanoseconds()
+                var last = baseline
+                var lastTime = baselineTime
                 while running.load(ordering: .relaxed) {
                     try? await Task.sleep(for: .milliseconds(1))
                     let now = Self.monotonicNanoseconds()

@@ -221,8 +221,8 @@ public final class StreamReceiver: @unchecked Sendable {
 
     /// Once per period while playing: holds the buffer's latency, measured against the fastest recent packet
     /// (`measuredLatencyFrames`, which jitter hardly moves and drift moves steadily), at the adaptive target,
-    /// or with a fixed target at the latency it settled at in its first second (learned after every
-    /// re-anchor); the correction goes to the resampler.
+    /// or with a fixed target at the latency it settled at in its first second (learned again after every
+    /// re-anchor, and after `trimAnchorDelay` lowered it); the correction goes to the resampler.
     private func steerDrift(_ statistics: JitterBufferStatistics, state: JitterBufferState, now: HostTime) {
         guard state == .playing, let latency = statistics.measuredLatencyFrames else { return }
         // A fixed target learns again after a re-anchor, or after its anchor delay was trimmed.

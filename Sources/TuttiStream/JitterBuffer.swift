@@ -414,11 +414,7 @@ public struct JitterBuffer: ~Copyable {
             framesSinceMinimumTransit = 0
         }
         if state == .playing, let minimum = minimumTransit {
-            // The buffer's latency as the adaptive target counts it: behind the fastest recent packet's
-            // arrival, plus one packet. Jitter moves it little (it is measured from the fastest packet);
-            // a sender clock drifting against this one moves it steadily.
-            let nowFrames = Double(now.nanoseconds) * Double(format.sampleRate) / 1e9
-            counters.measuredLatencyFrames = nowFrames - Double(playHead) - minimum + Double(format.packetFrames)
+            counters.measuredLatencyFrames = latencyFrames(now: now, minimumTransitFrames: minimum)
         } else {
             counters.measuredLatencyFrames = nil
         }
@@ -520,8 +516,7 @@ public struct JitterBuffer: ~Copyable {
         guard stretchRemaining == 0, framesSinceLatencyChange >= latencyChangeInterval,
             let lateness = latencyController.lateness()
         else { return }
-        let nowFrames = Double(now.nanoseconds) * Double(format.sampleRate) / 1e9
-        let current = Int((nowFrames - Double(playHead) - lateness.minimumTransitFrames).rounded()) + format.packetFrames
+        let current = Int(latencyFrames(now: now, minimumTransitFrames: lateness.minimumTransitFrames).rounded())
         let desired = latencyController.targetFrames(latenessFrames: lateness.percentileFrames, periodFrames: frames)
         if !targetMeasured {
             // The latency the buffer anchored at is its target until the first move.
@@ -558,6 +553,15 @@ public struct JitterBuffer: ~Copyable {
         }
         counters.latencyChanges &+= 1
         framesSinceLatencyChange = 0
+    }
+
+    /// The buffer's latency as targets count it, in frames: how far the play head is behind the arrival of
+    /// the fastest recent packet (`minimumTransitFrames`), plus one packet. Jitter moves it little; a sender
+    /// clock drifting against this one moves it steadily. Realtime-safe: yes.
+    @inline(__always)
+    private func latencyFrames(now: HostTime, minimumTransitFrames: Double) -> Double {
+        let nowFrames = Double(now.nanoseconds) * Double(format.sampleRate) / 1e9
+        return nowFrames - Double(playHead) - minimumTransitFrames + Double(format.packetFrames)
     }
 
     /// What `skipAudio` did.
@@ -602,8 +606,7 @@ public struct JitterBuffer: ~Copyable {
     /// Realtime-safe: yes (a pass over the lateness window: call it every thousand frames or so, not every read).
     public mutating func lowerLatency(toward frames: Int, now: HostTime, readFrames: Int) -> Int {
         guard state == .playing, stretchRemaining == 0, let minimum = latencyController.minimumTransitFrames() else { return 0 }
-        let nowFrames = Double(now.nanoseconds) * Double(format.sampleRate) / 1e9
-        let current = Int((nowFrames - Double(playHead) - minimum).rounded()) + format.packetFrames
+        let current = Int(latencyFrames(now: now, minimumTransitFrames: minimum).rounded())
         let excess = current - frames
         guard excess * 2 >= format.packetFrames else { return 0 }
         guard case .skipped(let skip) = skipAudio(upTo: excess, readFrames: readFrames) else { return 0 }

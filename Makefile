@@ -1,5 +1,5 @@
-# The two commands of the README, and the lab benchmark. Each does its own set-up.
-.PHONY: demo test bench
+# The two commands of the README, the lab benchmark, and installation. Each does its own set-up.
+.PHONY: demo test bench install
 
 demo:
 	scripts/demo
@@ -13,3 +13,9 @@ bench:
 	scripts/setup
 	swift build -c release --product tutti
 	scripts/bench/run --tutti .build/release/tutti $(BENCH_ARGS)
+
+# Installs the release build, its man page (tutti.1, generated from the command's own help) and shell
+# completions for bash, zsh and fish under $(DESTDIR)$(PREFIX).
+PREFIX ?= /usr/local
+install:
+	scripts/install "$(DESTDIR)$(PREFIX)"

@@ -35,6 +35,8 @@ public actor Peer {
     private var receiving: [ConnectionID: (connection: ReceiveConnection, port: ReceiverPort)] = [:]
     private var knownPeers: [String: KnownPeer] = [:]
     private var lastStates: [ConnectionID: ConnectionState] = [:]
+    /// Sender port → destination pairs whose `connect` awaits the receiver's answer.
+    private var connectsUnderWay = Set<String>()
     private var stopped = false
     /// The shared beat clock, when the peer runs it.
     public nonisolated let link: LinkService?
@@ -267,7 +269,15 @@ public actor Peer {
         return PeerDescription(
             id: id, name: publishedName, host: Self.hostName, protocolVersion: ControlProtocol.version,
             ports: configuration.ports.map(\.descriptor), connections: connections.sorted { $0.id.rawValue < $1.id.rawValue },
-            knownPeers: knownPeers.values.sorted { $0.name < $1.name })
+            knownPeers: knownPeers.values.sorted { $0.name < $1.name }, runningSampleRates: runningSampleRates)
+    }
+
+    /// The rate of every port that runs now (a sender while it streams or a jack port; a receiver while it plays).
+    private var runningSampleRates: [String: Int] {
+        var rates = [String: Int]()
+        for (name, port) in senderPorts { rates[name] = port.activeSampleRate }
+        for (name, port) in receiverPorts { rates[name] = port.activeSampleRate }
+        return rates
     }
 
     private func statistics() -> [ConnectionStatistics] {
@@ -305,6 +315,20 @@ public actor Peer {
         var generator = SystemRandomNumberGenerator()
         let connectionID = ConnectionID.random(using: &generator)
         let source = PortReference(peer: publishedName, port: port.name)
+        if let rate = request.options.sampleRate, let refusal = rateRefusal(rate, source: source, port: port, senderPort: senderPort) {
+            logger.info("refused \(source) → \(request.destination): \(refusal.message)")
+            return .failure(refusal)
+        }
+        if let existing = await existingConnection(from: port.name, to: request.destination, at: request.destinationEndpoints) {
+            logger.info("connect \(source) → \(request.destination): already connected [\(existing.id)]")
+            return .alreadyConnected(existing)
+        }
+        // Two connects of one pair at once would both pass the check above while the first awaits its answer.
+        let pair = "\(port.name)→\(request.destination.description.lowercased())"
+        guard connectsUnderWay.insert(pair).inserted else {
+            return .failure(ControlFailure(.busy, "\(source) is being connected to \(request.destination) right now; try again in a moment"))
+        }
+        defer { connectsUnderWay.remove(pair) }
         if let destination = request.rtpDestination {
             return connect(source, port: port, senderPort: senderPort, toStandardReceiver: destination, id: connectionID, options: request.options)
         }
@@ -361,6 +385,46 @@ public actor Peer {
             return .failure(ControlFailure(.internalError, "\(source) cannot start sending: \(error.message)"))
         }
         return .connected(summary)
+    }
+
+    /// Why `senderPort` cannot stream at `rate` now, in the user's terms: a rate it never offers, or another
+    /// rate it is already running at (a port's device clock runs at one rate for all its connections).
+    private func rateRefusal(_ rate: Int, source: PortReference, port: PortDescriptor, senderPort: SenderPort) -> ControlFailure? {
+        let current = senderPort.currentRates
+        guard !current.contains(rate) else { return nil }
+        guard port.sampleRates.contains(rate), let running = current.first else {
+            let rates = port.sampleRates.map(String.init).joined(separator: "/")
+            return ControlFailure(.noCommonFormat, "\(source) cannot send at \(rate) Hz (its rates: \(rates) Hz)")
+        }
+        let user = sending.values.first { $0.port === senderPort }?.connection.summary
+        let reason = user.map { "for \($0.destination) [\($0.id)]" } ?? "(its JACK server's rate)"
+        return ControlFailure(
+            .noCommonFormat, "\(source) is running at \(running) Hz \(reason); connect at \(running) Hz, or disconnect that first")
+    }
+
+    /// The live sending connection from `portName` to `destination`, if there is one. A connection whose
+    /// receiving peer no longer has it (it restarted, or dropped the stream) is removed here instead, so the
+    /// pair can connect again. Asks the receiving peer where the request says it is now (one `describe`); if
+    /// it does not answer there, the offer that follows fails and says so.
+    private func existingConnection(
+        from portName: String, to destination: PortReference, at endpoints: [ControlEndpoint]
+    ) async -> ConnectionSummary? {
+        guard
+            let entry = sending.values.first(where: {
+                let summary = $0.connection.summary
+                return summary.source.port == portName && summary.destination.port == destination.port
+                    && Self.samePeer(summary.destination.peer, destination.peer)
+            })
+        else { return nil }
+        let summary = entry.connection.summary
+        guard entry.connection.peerEndpoint != nil else { return summary }  // a standard RTP receiver
+        // Not answering: keep the connection, and let the offer that follows fail and say so.
+        guard let answer = try? await ControlClient.send(.describe, toAnyOf: endpoints, timeout: .seconds(1)),
+            case .description(let other) = answer.0
+        else { return nil }
+        if other.connections.contains(where: { $0.id == summary.id }) { return summary }
+        await remove(summary.id, reason: "closed: \(destination.peer) no longer receives it", notify: false)
+        return nil
     }
 
     /// Sender side, to a standard RTP receiver (ffmpeg, GStreamer, PipeWire…): no offer, no answer and no
@@ -431,6 +495,18 @@ public actor Peer {
         }
         guard let receiverPort = receiverPorts[port.name] else {
             return .failure(ControlFailure(.wrongDirection, "\(destination) cannot receive audio"))
+        }
+        if let existing = receiving.values.map(\.connection).first(where: {
+            $0.summary.destination.port == port.name && $0.summary.source.port == offer.source.port
+                && Self.samePeer($0.summary.source.peer, offer.source.peer)
+        }) {
+            // The sender checks for the pair before offering; a second offer means it lost track (it
+            // restarted): a stream that has stopped gives way, a live one is kept.
+            guard existing.state == .lost else {
+                return .failure(ControlFailure(
+                    .busy, "\(destination) already receives \(offer.source) [\(existing.id)]; disconnect it first"))
+            }
+            await remove(existing.id, reason: "closed: \(offer.source) connected again", notify: false)
         }
         var offer = offer
         offer.destination = destination

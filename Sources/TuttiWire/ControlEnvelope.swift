@@ -203,6 +203,7 @@ private struct ResponseBox: Codable {
         switch type {
         case "description": message = .description(try container.decode(PeerDescription.self, forKey: .body))
         case "connected": message = .connected(try container.decode(ConnectionSummary.self, forKey: .body))
+        case "already-connected": message = .alreadyConnected(try container.decode(ConnectionSummary.self, forKey: .body))
         case "answer": message = .answer(try container.decode(StreamAnswer.self, forKey: .body))
         case "disconnected": message = .disconnected(count: try container.decode(DisconnectedBody.self, forKey: .body).count)
         case "done": message = .done
@@ -221,7 +222,7 @@ private struct ResponseBox: Codable {
         switch envelope.message {
         case .done: break
         case .description(let body): try container.encode(body, forKey: .body)
-        case .connected(let body): try container.encode(body, forKey: .body)
+        case .connected(let body), .alreadyConnected(let body): try container.encode(body, forKey: .body)
         case .answer(let body): try container.encode(body, forKey: .body)
         case .disconnected(let count): try container.encode(DisconnectedBody(count: count), forKey: .body)
         case .statistics(let body): try container.encode(body, forKey: .body)

@@ -158,7 +158,7 @@ public struct ControlFailure: Error, Hashable, Sendable, Codable, CustomStringCo
 public enum ControlRequest: Hashable, Sendable {
     /// → `.description`
     case describe
-    /// → `.connected` or `.failure`
+    /// → `.connected`, `.alreadyConnected` (the same pair is connected; nothing changed) or `.failure`
     case connect(ConnectRequest)
     /// peer → peer: → `.answer` or `.failure`
     case offer(StreamOffer)
@@ -192,6 +192,8 @@ public enum ControlRequest: Hashable, Sendable {
 public enum ControlResponse: Hashable, Sendable {
     case description(PeerDescription)
     case connected(ConnectionSummary)
+    /// `connect` of a pair that is already connected: the existing connection; nothing changed.
+    case alreadyConnected(ConnectionSummary)
     case answer(StreamAnswer)
     case disconnected(count: Int)
     case done
@@ -202,6 +204,7 @@ public enum ControlResponse: Hashable, Sendable {
         switch self {
         case .description: "description"
         case .connected: "connected"
+        case .alreadyConnected: "already-connected"
         case .answer: "answer"
         case .disconnected: "disconnected"
         case .done: "done"

@@ -207,11 +207,16 @@ public struct PeerDescription: Hashable, Sendable, Codable {
     public var ports: [PortDescriptor]
     public var connections: [ConnectionSummary]
     public var knownPeers: [KnownPeer]
+    /// The rate each port runs at now, by port name (only ports that run: a port's device clock has one rate
+    /// for all its connections, so this is the only rate it can take another connection at). Nil from
+    /// older peers.
+    public var runningSampleRates: [String: Int]?
 
     public init(
         id: PeerID, name: String, host: String, protocolVersion: Int, ports: [PortDescriptor],
-        connections: [ConnectionSummary], knownPeers: [KnownPeer]
+        connections: [ConnectionSummary], knownPeers: [KnownPeer], runningSampleRates: [String: Int]? = nil
     ) {
+        self.runningSampleRates = runningSampleRates
         self.id = id
         self.name = name
         self.host = host

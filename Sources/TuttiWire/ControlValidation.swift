@@ -59,7 +59,14 @@ public enum ControlValidation {
                 try checkList(peer.endpoints, "knownPeers.endpoints")
                 for endpoint in peer.endpoints { try check(endpoint) }
             }
-        case .connected(let body): try check(body)
+            if let rates = body.runningSampleRates {
+                try require(rates.count <= ControlProtocol.maxListCount, "runningSampleRates has more than \(ControlProtocol.maxListCount) entries")
+                for (port, rate) in rates {
+                    try require(PortDescriptor.isValidName(port), "runningSampleRates names an invalid port")
+                    try require(StreamLimits.sampleRates.contains(rate), "running sample rate \(rate) out of range \(StreamLimits.sampleRates)")
+                }
+            }
+        case .connected(let body), .alreadyConnected(let body): try check(body)
         case .answer(let body):
             try check(body.format)
             try require(body.mediaPort != 0, "mediaPort must not be 0")

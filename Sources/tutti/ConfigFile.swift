@@ -38,7 +38,8 @@ struct ConfigFile {
         config.period = try integer(table, "period", path)
         config.conceal = try string(table, "conceal", path)
         config.realtimePriority = try integer(table, "realtime-priority", path)
-        config.stateDirectory = try string(table, "state-dir", path)
+        let base = directory(of: path)
+        config.stateDirectory = try string(table, "state-dir", path).map { resolve($0, relativeTo: base) }
         if let value = table["discovery"] {
             guard let flag = value.bool else { throw CLIError("config \(path): discovery must be true or false") }
             config.discovery = flag
@@ -75,10 +76,36 @@ struct ConfigFile {
                         throw CLIError("config \(path): [[\(key)]] field '\(field)' has an unsupported type")
                     }
                 }
+                // A file named in the config is found beside the config, wherever the peer is started.
+                if let file = values["path"] { values["path"] = resolve(file, relativeTo: base) }
                 config.ports.append(try PortSpecification.make(values, kind: kind))
             }
         }
         return config
+    }
+
+    /// The absolute directory that holds the file at `path`.
+    static func directory(of path: String) -> String {
+        let absolute = path.hasPrefix("/") ? path : currentDirectory() + "/" + path
+        guard let slash = absolute.lastIndex(of: "/") else { return "." }
+        let directory = String(absolute[..<slash])
+        return directory.isEmpty ? "/" : directory
+    }
+
+    /// `path` as written in a config in `directory`: absolute paths stay, `~/…` is under $HOME, anything
+    /// else is relative to the config's directory.
+    static func resolve(_ path: String, relativeTo directory: String) -> String {
+        if path.hasPrefix("/") { return path }
+        if path == "~" || path.hasPrefix("~/"), let home = getenv("HOME") { return String(cString: home) + path.dropFirst() }
+        var relative = Substring(path)
+        while relative.hasPrefix("./") { relative = relative.dropFirst(2) }
+        return directory == "/" ? "/" + relative : directory + "/" + relative
+    }
+
+    private static func currentDirectory() -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getcwd(&buffer, buffer.count) != nil else { return "." }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private static func string(_ table: TOMLTable, _ key: String, _ path: String) throws -> String? {

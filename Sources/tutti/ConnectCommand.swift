@@ -24,7 +24,7 @@ struct ConnectCommand: AsyncParsableCommand {
             """)
 
     @Argument(help: ArgumentHelp("The sender port.", valueName: "PEER:PORT"))
-    var source: PortReference
+    var sourceText: String
 
     @Argument(help: ArgumentHelp("The receiver port, or a standard RTP receiver's address.", valueName: "PEER:PORT|rtp://HOST:PORT"))
     var destinationText: String
@@ -32,10 +32,10 @@ struct ConnectCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Write the stream's SDP description to FILE instead of printing it (rtp:// destinations print it by default).", valueName: "FILE"))
     var sdp: String?
 
-    @Option(help: ArgumentHelp("Sample rate in Hz.", valueName: "HZ"))
+    @Option(help: ArgumentHelp("Sample rate in Hz, \(StreamLimits.sampleRates.lowerBound)–\(StreamLimits.sampleRates.upperBound) (default: the receiver port's preferred rate that the sender has).", valueName: "HZ"))
     var rate: Int?
 
-    @Option(help: "Channels to stream.")
+    @Option(help: ArgumentHelp("Channels to stream, \(StreamLimits.channels.lowerBound)–\(StreamLimits.channels.upperBound) (default: as many as both ports have).", valueName: "N"))
     var channels: Int?
 
     @Option(help: ArgumentHelp("Sample format: L16 or L24 (PCM), or OPUS.", valueName: "FORMAT"))
@@ -62,56 +62,95 @@ struct ConnectCommand: AsyncParsableCommand {
     @Option(name: .customLong("expected-loss"), help: ArgumentHelp("Opus: the packet loss to prepare FEC for, in percent.", valueName: "PERCENT"))
     var expectedLoss: String?
 
-    @Option(help: ArgumentHelp("Frames per packet (default 64).", valueName: "FRAMES"))
+    @Option(help: ArgumentHelp("Frames per packet, \(StreamLimits.packetFrames.lowerBound)–\(StreamLimits.packetFrames.upperBound) (default 64).", valueName: "FRAMES"))
     var frames: Int?
 
-    @Option(help: ArgumentHelp(
-        "Latency of the receiver's jitter buffer: MS (fixed, default 5), MIN..MAX (adaptive: it follows the network's jitter within that range, in ms), or auto (adaptive, 2..40).",
-        valueName: "MS|MIN..MAX|auto"))
+    // `.unconditional`: a negative value (`--latency -3`) is this option's value, refused by `validate()` in
+    // words, not taken for an unknown flag.
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Latency of the receiver's jitter buffer: MS (fixed, default 5), MIN..MAX (adaptive: it follows the network's jitter within that range, in ms), or auto (adaptive, 2..40); at most \(StreamLimits.maxTargetLatencyMilliseconds) ms.",
+            valueName: "MS|MIN..MAX|auto"))
     var latency: String?
 
-    @Option(help: ArgumentHelp("Synchronized playout: play every sample this many ms after its capture on the shared beat clock, so receivers on different machines play it at the same moment.", valueName: "MS"))
-    var sync: Double?
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Synchronized playout: play every sample this many ms after its capture on the shared beat clock, so receivers on different machines play it at the same moment (at most \(StreamLimits.maxTargetLatencyMilliseconds) ms).", valueName: "MS"))
+    var sync: String?
+
+    @Flag(help: "Print the result as one JSON object: {\"status\": \"connected\"|\"already-connected\"|\"error\", \"connection\": …, \"sdp\": …, \"notes\": […], \"error\": …}.")
+    var json = false
 
     @OptionGroup var session: SessionOptions
 
-    /// The parsed destination (`validate()` has checked it).
+    /// The parsed source and destination (`validate()` has checked them).
+    var source: PortArgument { get throws { try PortArgument(parsing: sourceText) } }
     var destination: ConnectTarget { get throws { try ConnectTarget(parsing: destinationText) } }
 
     func validate() throws {
+        _ = try source
         _ = try destination
-        if let format, SampleFormat(loosely: format) == nil { throw ValidationError("--format must be L16, L24 or OPUS") }
-        if let codec, !["pcm", "opus"].contains(codec.lowercased()) { throw ValidationError("--codec must be pcm or opus") }
+        try Self.check(rate, "--rate", StreamLimits.sampleRates, unit: " Hz")
+        try Self.check(channels, "--channels", StreamLimits.channels)
+        try Self.check(frames, "--frames", StreamLimits.packetFrames)
+        if let format, SampleFormat(loosely: format) == nil { throw ValidationError("--format must be L16, L24 or OPUS (got '\(format)')") }
+        if let codec, !["pcm", "opus"].contains(codec.lowercased()) { throw ValidationError("--codec must be pcm or opus (got '\(codec)')") }
         _ = try opusSettings()
-        if let latency, LatencyChoice(latency) == nil {
-            throw ValidationError("--latency must be a positive number of milliseconds, a range MIN..MAX, or auto")
+        let most = StreamLimits.maxTargetLatencyMilliseconds
+        if let latency, LatencyChoice(latency).map({ $0.upperBound <= Double(most) }) != true {
+            throw ValidationError("--latency must be a number of milliseconds above 0 and at most \(most), a range MIN..MAX, or auto (got '\(latency)')")
         }
-        if let sync, !(sync.isFinite && sync > 0) { throw ValidationError("--sync must be a positive number of milliseconds") }
+        if let sync, Double(sync).map({ $0.isFinite && $0 > 0 && $0 <= Double(most) }) != true {
+            throw ValidationError("--sync must be a number of milliseconds above 0 and at most \(most) (got '\(sync)')")
+        }
+    }
+
+    /// Refuses a value outside `range`, naming the range.
+    static func check(_ value: Int?, _ option: String, _ range: ClosedRange<Int>, unit: String = "") throws {
+        guard let value, !range.contains(value) else { return }
+        throw ValidationError("\(option) must be \(range.lowerBound)–\(range.upperBound)\(unit) (got \(value))")
+    }
+
+    /// What `--json` prints: one object, whatever the outcome.
+    struct Result: Encodable {
+        var status: String
+        var connection: ConnectionSummary?
+        var sdp: String?
+        var notes: [String] = []
+        var error: String?
     }
 
     func run() async throws {
-        try await reportingErrors {
+        try await reportingErrors(json: json, as: { Result(status: "error", error: $0) }) {
+            let source = try self.source
             let destination = try self.destination
             var wanted = [source.peer]
-            if case .port(let reference) = destination { wanted.append(reference.peer) }
+            if case .port(let argument) = destination { wanted.append(argument.peer) }
             let peers = await session.findPeers(wanted: wanted)
-            let sender = try session.peer(named: source.peer, in: peers)
+            let (sender, sourcePort) = try session.resolve(source, as: .sender, in: peers)
             let choice = latency.flatMap(LatencyChoice.init)
             let opus = try opusSettings()
             let options = ConnectOptions(
                 sampleRate: rate, channels: channels, sampleFormat: opus != nil ? .opus : format.flatMap(SampleFormat.init(loosely:)),
-                packetFrames: frames, latencyMilliseconds: choice?.fixed, synchronizedLatencyMilliseconds: sync,
+                packetFrames: frames, latencyMilliseconds: choice?.fixed, synchronizedLatencyMilliseconds: sync.flatMap { Double($0) },
                 latencyFloorMilliseconds: choice?.range?.lowerBound, latencyCeilingMilliseconds: choice?.range?.upperBound,
                 opus: opus)
-            let sourceReference = PortReference(peer: sender.name, port: source.port)
+            let sourceReference = PortReference(peer: sender.name, port: sourcePort.name)
+            var notes = [String]()
             let request: ConnectRequest
+            var destinationPort: PortDescriptor?
             switch destination {
-            case .port(let reference):
-                let receiver = try session.peer(named: reference.peer, in: peers)
+            case .port(let argument):
+                let (receiver, port) = try session.resolve(argument, as: .receiver, in: peers)
+                destinationPort = port
                 request = ConnectRequest(
-                    source: sourceReference, destination: PortReference(peer: receiver.name, port: reference.port),
+                    source: sourceReference, destination: PortReference(peer: receiver.name, port: port.name),
                     destinationEndpoints: receiver.endpoints, options: options)
             case .rtp(let address):
+                if address.port % 2 == 1 {
+                    notes.append("\(address) is an odd port: RTP receivers listen on an even port and take RTCP on the next one (RFC 3550 §11); most will not play it")
+                }
                 request = ConnectRequest(source: sourceReference, rtpDestination: address, options: options)
             }
             let response: ControlResponse
@@ -119,37 +158,67 @@ struct ConnectCommand: AsyncParsableCommand {
             do {
                 (response, reached) = try await ControlClient.send(.connect(request), toAnyOf: sender.endpoints, timeout: .seconds(8))
             } catch let failure as ControlFailure {
-                throw CLIError("cannot connect \(source) to \(destination): \(failure.message)")
+                throw CLIError("cannot connect \(sourceReference) to \(request.destination): \(failure.message)")
             }
+            let summary: ConnectionSummary
+            let status: String
             switch response {
-            case .connected(let summary):
-                let isRTP = request.rtpDestination != nil
-                print("connected \(summary.source) → \(summary.destination): \(isRTP ? summary.format.wireDescription : summary.format.description) [\(summary.id)]")
-                try deliverSDP(of: summary, origin: reached.host, printByDefault: isRTP)
+            case .connected(let body): (summary, status) = (body, "connected")
+            case .alreadyConnected(let body): (summary, status) = (body, "already-connected")
             case .failure(let failure):
-                throw CLIError("cannot connect \(source) to \(destination): \(failure.message)")
+                throw CLIError("cannot connect \(sourceReference) to \(request.destination): \(failure.message)")
             default:
                 throw CLIError("unexpected answer from \(sender.name): \(response.typeName)")
+            }
+            notes += Self.channelNotes(summary: summary, source: sourcePort, destination: destinationPort)
+            let isRTP = request.rtpDestination != nil
+            let formatText = isRTP ? summary.format.wireDescription : summary.format.description
+            let sdpText = try sdpDescription(of: summary, origin: reached.host, wanted: isRTP)
+            if json {
+                printJSON(Result(status: status, connection: summary, sdp: sdpText, notes: notes))
+            } else {
+                if status == "connected" {
+                    print("connected \(summary.source) → \(summary.destination): \(formatText) [\(summary.id)]")
+                } else {
+                    print("already connected \(summary.source) → \(summary.destination): \(formatText) [\(summary.id)]; nothing changed")
+                }
+                if let sdpText, sdp == nil { print(sdpText, terminator: "") }
+            }
+            for note in notes { printError("note: \(note)") }
+            if let sdp, let sdpText {
+                do {
+                    try sdpText.write(toFile: sdp, atomically: true, encoding: .utf8)
+                } catch {
+                    throw CLIError("connected, but cannot write \(sdp): \(error.localizedDescription)")
+                }
+                if !json { print("SDP written to \(sdp)") }
             }
         }
     }
 
-    /// Writes the stream's SDP to `--sdp FILE`, or prints it when `printByDefault` (rtp:// destinations).
-    private func deliverSDP(of summary: ConnectionSummary, origin: String, printByDefault: Bool) throws {
-        guard sdp != nil || printByDefault else { return }
+    /// What the user should know about how channels map: a sender with more channels than the stream
+    /// carries (the rest are not sent), a receiver port with more channels than the stream (a mono stream
+    /// plays on all of them; otherwise the extra ones stay silent).
+    static func channelNotes(summary: ConnectionSummary, source: PortDescriptor, destination: PortDescriptor?) -> [String] {
+        let streamed = summary.format.channels
+        var notes = [String]()
+        if source.channels > streamed {
+            let dropped = streamed + 1 == source.channels ? "channel \(source.channels) is" : "channels \(streamed + 1)–\(source.channels) are"
+            notes.append("\(summary.source) has \(source.channels) channels and the stream carries \(streamed) (channels 1–\(streamed)); \(dropped) not sent")
+        }
+        if let destination, destination.channels > streamed, streamed > 1 {
+            notes.append("\(summary.destination) has \(destination.channels) channels; the stream fills \(streamed) of them, the rest stay silent")
+        }
+        return notes
+    }
+
+    /// The stream's SDP, when `--sdp FILE` asks for it or `wanted` (an rtp:// destination); nil otherwise.
+    private func sdpDescription(of summary: ConnectionSummary, origin: String, wanted: Bool) throws -> String? {
+        guard sdp != nil || wanted else { return nil }
         guard let description = SessionDescription(connection: summary, originHost: origin) else {
             throw CLIError("connected, but \(summary.source.peer) did not report where its packets go, so there is no SDP (an older peer?)")
         }
-        guard let sdp else {
-            print(description.text, terminator: "")
-            return
-        }
-        do {
-            try description.text.write(toFile: sdp, atomically: true, encoding: .utf8)
-        } catch {
-            throw CLIError("connected, but cannot write \(sdp): \(error.localizedDescription)")
-        }
-        print("SDP written to \(sdp)")
+        return description.text
     }
 }
 
@@ -160,25 +229,48 @@ struct DisconnectCommand: AsyncParsableCommand {
         discussion: "Example: tutti disconnect stage:out foh:in")
 
     @Argument(help: ArgumentHelp("The sender port.", valueName: "PEER:PORT"))
-    var source: PortReference
+    var sourceText: String
 
     @Argument(
         help: ArgumentHelp("The receiver port or rtp:// address (default: all of the sender's connections).", valueName: "PEER:PORT|rtp://HOST:PORT"))
     var destinationText: String?
 
+    @Flag(help: "Print the result as one JSON object: {\"status\": \"disconnected\"|\"error\", \"count\": N, \"error\": …}.")
+    var json = false
+
     @OptionGroup var session: SessionOptions
 
-    /// The parsed destination, if given (`validate()` has checked it).
+    /// The parsed arguments (`validate()` has checked them).
+    var source: PortArgument { get throws { try PortArgument(parsing: sourceText) } }
     var target: ConnectTarget? { get throws { try destinationText.map { try ConnectTarget(parsing: $0) } } }
 
-    func validate() throws { _ = try target }
+    func validate() throws {
+        guard try source.port != nil else {
+            throw ValidationError("name the sender port as PEER:PORT ('\(sourceText)' has no port; 'tutti ls' lists them)")
+        }
+        if case .port(let argument)? = try target, argument.port == nil {
+            throw ValidationError("name the receiver port as PEER:PORT ('\(destinationText ?? "")' has no port; 'tutti ls' lists them)")
+        }
+    }
+
+    /// What `--json` prints: one object, whatever the outcome.
+    struct Result: Encodable {
+        var status: String
+        var count: Int?
+        var error: String?
+    }
 
     func run() async throws {
-        try await reportingErrors {
+        try await reportingErrors(json: json, as: { Result(status: "error", error: $0) }) {
+            let source = try self.source.reference
             let target = try self.target
             // Connections name an rtp:// destination by its canonical URL; it is no peer to ask.
-            let destination = target?.reference
-            let receiverPeer: String? = if case .port(let reference)? = target { reference.peer } else { nil }
+            let destination: PortReference? = switch target {
+            case .port(let argument)?: argument.reference
+            case .rtp(let address)?: address.portReference
+            case nil: nil
+            }
+            let receiverPeer: String? = if case .port(let argument)? = target { argument.peer } else { nil }
             let wanted = [source.peer] + (receiverPeer.map { [$0] } ?? [])
             let peers = await session.findPeers(wanted: wanted)
             // Ask the sender's peer; if it is gone, the receiver's peer can still drop its end.
@@ -186,18 +278,22 @@ struct DisconnectCommand: AsyncParsableCommand {
             if let sender = try? session.peer(named: source.peer, in: peers) { targets.append(sender) }
             if let receiverPeer, let receiver = try? session.peer(named: receiverPeer, in: peers) { targets.append(receiver) }
             guard !targets.isEmpty else { _ = try session.peer(named: source.peer, in: peers); return }
+            func canonical(_ reference: PortReference) -> PortReference {
+                PortReference(peer: peers.first { $0.name.lowercased() == reference.peer.lowercased() }?.name ?? reference.peer, port: reference.port)
+            }
             var lastFailure = "not found"
             for target in targets {
-                let request = DisconnectRequest(
-                    source: PortReference(peer: peers.first { $0.name.lowercased() == source.peer.lowercased() }?.name ?? source.peer, port: source.port),
-                    destination: destination.map { reference in
-                        PortReference(peer: peers.first { $0.name.lowercased() == reference.peer.lowercased() }?.name ?? reference.peer, port: reference.port)
-                    })
+                let named = (source: canonical(source), destination: destination.map(canonical))
+                let request = DisconnectRequest(source: named.source, destination: named.destination)
                 do {
                     let (response, _) = try await ControlClient.send(.disconnect(request), toAnyOf: target.endpoints)
                     switch response {
                     case .disconnected(let count):
-                        print("disconnected \(count) connection\(count == 1 ? "" : "s") from \(source)\(destination.map { " to \($0)" } ?? "")")
+                        if json {
+                            printJSON(Result(status: "disconnected", count: count))
+                        } else {
+                            print("disconnected \(count) connection\(count == 1 ? "" : "s") from \(named.source)\(named.destination.map { " to \($0)" } ?? "")")
+                        }
                         return
                     case .failure(let failure): lastFailure = failure.message
                     default: lastFailure = "unexpected answer \(response.typeName)"
@@ -244,6 +340,9 @@ extension ConnectCommand {
 struct LatencyChoice {
     var fixed: Double?
     var range: ClosedRange<Double>?
+
+    /// The largest latency the choice allows, in ms.
+    var upperBound: Double { range?.upperBound ?? fixed ?? 0 }
 
     init?(_ text: String) {
         if text.lowercased() == "auto" {

@@ -2,9 +2,10 @@ import ArgumentParser
 import TuttiWire
 
 /// Where `tutti connect` streams to, and what `tutti disconnect` names: a receiver port on a Tutti peer
-/// (`PEER:PORT`) or a standard RTP receiver (`rtp://HOST:PORT`, a numeric address: never a DNS name).
+/// (`PEER:PORT`, resolved once the peers are found) or a standard RTP receiver (`rtp://HOST:PORT`, a
+/// numeric address: never a DNS name).
 enum ConnectTarget: CustomStringConvertible {
-    case port(PortReference)
+    case port(PortArgument)
     case rtp(RTPDestination)
 
     /// Parses either form; a bad value is a one-line `ValidationError` (an rtp:// URL says what is wrong).
@@ -15,20 +16,15 @@ enum ConnectTarget: CustomStringConvertible {
             } catch {
                 throw ValidationError(error.description)
             }
-        } else if let reference = PortReference(parsing: text) {
-            self = .port(reference)
         } else {
-            throw ValidationError("'\(text)' is neither PEER:PORT nor rtp://HOST:PORT")
+            self = .port(try PortArgument(parsing: text))
         }
     }
 
-    /// The reference a connection to this target carries (an rtp:// URL in its canonical spelling).
-    var reference: PortReference {
+    var description: String {
         switch self {
-        case .port(let reference): reference
-        case .rtp(let destination): destination.portReference
+        case .port(let argument): argument.description
+        case .rtp(let destination): destination.portReference.description
         }
     }
-
-    var description: String { reference.description }
 }

@@ -1,15 +1,22 @@
 import ArgumentParser
 import Foundation
+import TuttiCore
 import TuttiPeer
 import TuttiWire
 
 struct ListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "ls", abstract: "List the session's peers, their ports and live connections.")
+        commandName: "ls", abstract: "List the session's peers, their ports and live connections.",
+        discussion: """
+            Each peer shows the control address another host can reach it at, each port its channels and \
+            rates ("now" marks the rate a running port is fixed at until its connections end), and each \
+            connection its state, format and ID. No peers found is not an error: the list is empty (a note \
+            on stderr says where to look).
+            """)
 
     @OptionGroup var session: SessionOptions
 
-    @Flag(help: "Print JSON (one array of peer descriptions).")
+    @Flag(help: "Print JSON: one array of peer descriptions (empty when no peers are found).")
     var json = false
 
     func run() async throws {
@@ -22,28 +29,46 @@ struct ListCommand: AsyncParsableCommand {
                 print(String(decoding: data, as: UTF8.self))
                 return
             }
-            guard !peers.isEmpty else { throw CLIError("no peers found (is 'tutti peer' running, and avahi-daemon up? or use --peer HOST:PORT)") }
-            for peer in peers {
-                guard let description = peer.description else {
-                    print("\(peer.name)  (not answering: \(peer.problem ?? "?"))")
-                    continue
-                }
-                let address = peer.endpoints.first.map(\.description) ?? "?"
-                print("\(description.name)  id \(description.id.short)  host \(description.host)  control \(address)")
-                for port in description.ports {
-                    let rates = port.sampleRates.map(String.init).joined(separator: "/")
-                    print("  \(pad(port.kind.rawValue, 8)) \(pad(port.name, 12)) \(port.channels)ch  \(rates) Hz  \(port.title)")
-                }
-                for connection in description.connections {
-                    let arrow = connection.role == .sending ? "→" : "←"
-                    let other = connection.role == .sending ? connection.destination : connection.source
-                    let local = connection.role == .sending ? connection.source.port : connection.destination.port
-                    // A standard RTP receiver buffers on its own: only what is on the wire is ours to show.
-                    let toStandardReceiver = connection.rtpDestination.map { $0.portReference == connection.destination } ?? false
-                    let format = toStandardReceiver ? connection.format.wireDescription : connection.format.description
-                    print("  \(pad(connection.state.rawValue, 8)) \(local) \(arrow) \(other)  \(format)  [\(connection.id)]")
-                }
+            guard !peers.isEmpty else {
+                printError("no peers found (is 'tutti peer' running, and avahi-daemon up? or use --peer HOST:PORT)")
+                return
             }
+            for peer in peers { print(Self.lines(for: peer).joined(separator: "\n")) }
         }
+    }
+
+    /// The lines that list one peer. Pure.
+    static func lines(for peer: SessionPeer) -> [String] {
+        guard let description = peer.description else {
+            return ["\(peer.name)  (not answering: \(peer.problem ?? "?"))"]
+        }
+        let address = addressForOtherHosts(peer.endpoints).map(\.description) ?? "?"
+        var lines = ["\(description.name)  id \(description.id.short)  host \(description.host)  control \(address)"]
+        let nameWidth = description.ports.map(\.name.count).max() ?? 0
+        for port in description.ports {
+            let rates = port.sampleRates.map(String.init).joined(separator: "/")
+            let rateText = description.runningSampleRates?[port.name].map { port.sampleRates == [$0] ? "\($0) Hz" : "\($0) Hz now (\(rates))" }
+                ?? "\(rates) Hz"
+            lines.append("  \(pad(port.kind.rawValue, 8)) \(pad(port.name, nameWidth))  \(port.channels)ch  \(rateText)  \(port.title)")
+        }
+        for connection in description.connections {
+            let arrow = connection.role == .sending ? "→" : "←"
+            let other = connection.role == .sending ? connection.destination : connection.source
+            let local = connection.role == .sending ? connection.source.port : connection.destination.port
+            // A standard RTP receiver buffers on its own: only what is on the wire is ours to show.
+            let toStandardReceiver = connection.rtpDestination.map { $0.portReference == connection.destination } ?? false
+            let format = toStandardReceiver ? connection.format.wireDescription : connection.format.description
+            lines.append("  \(pad(connection.state.rawValue, 8)) \(local) \(arrow) \(other)  \(format)  [\(connection.id)]")
+        }
+        return lines
+    }
+
+    /// The control endpoint to show: one another host can use (not loopback, not a zoned link-local
+    /// address), else the first. The CLI may have reached a peer on its own host through 127.0.0.1.
+    static func addressForOtherHosts(_ endpoints: [ControlEndpoint]) -> ControlEndpoint? {
+        endpoints.first { endpoint in
+            guard !endpoint.host.contains("%"), let address = IPAddress(parsing: endpoint.host) else { return false }
+            return !address.isLoopback && !address.isUnspecified
+        } ?? endpoints.first
     }
 }

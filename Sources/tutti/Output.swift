@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ArgumentParser
+import Foundation
 
 /// A failure the user should read as one line on stderr (exit status 1).
 struct CLIError: Error, CustomStringConvertible {
@@ -24,6 +25,27 @@ func reportingErrors(_ body: () async throws -> Void) async throws {
         printError("tutti: \(error.message)")
         throw ExitCode.failure
     }
+}
+
+/// As `reportingErrors(_:)`; with `json`, a failure also prints the command's JSON object for it
+/// (`failure(message)`) on standard output, so a script reads one shape whatever happened.
+func reportingErrors<Failure: Encodable>(json: Bool, as failure: (String) -> Failure, _ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as CLIError {
+        if json { printJSON(failure(error.message)) }
+        printError("tutti: \(error.message)")
+        throw ExitCode.failure
+    }
+}
+
+/// Prints `value` as one line of JSON (sorted keys).
+func printJSON(_ value: some Encodable) {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    guard let data = try? encoder.encode(value) else { return }
+    print(String(decoding: data, as: UTF8.self))
+    flushStandardOutput()
 }
 
 /// Flushes standard output (for live refreshes through a pipe).

@@ -37,8 +37,10 @@ struct SessionOptions: ParsableArguments {
             return match
         }
         let names = peers.map(\.name).sorted()
-        throw CLIError(
-            "no peer named '\(name)' found" + (names.isEmpty ? " (no peers found; is 'tutti peer' running and avahi-daemon up?)" : " (found: \(names.joined(separator: ", ")))"))
+        guard !names.isEmpty else {
+            throw CLIError("no peer named '\(name)' found (no peers found; is 'tutti peer' running and avahi-daemon up? or use --peer HOST:PORT)")
+        }
+        throw CLIError("no peer named '\(name)' found\(NearMiss.hint(for: name, among: names)); found: \(names.joined(separator: ", "))")
     }
 }
 

@@ -5,22 +5,15 @@ import XCTest
 
 /// The `tutti` binary's help and exit codes (it is built with the tests: `swift build --build-tests`).
 final class CommandLineTests: XCTestCase {
-    private var binary: URL {
-        // .build/<configuration>/tutti, next to the test executable.
-        Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent("tutti")
-    }
+    private var binary: URL { URL(fileURLWithPath: TuttiBinary.path) }
 
-    /// The one skip in these tests: only when the `tutti` product was not built (e.g. `swift test --filter`
-    /// after a partial build). `make test` (and so CI) builds it with `swift build --build-tests` first, so CI
-    /// always runs these tests; the lab tests drive the same binary end to end as well.
-    private func requireBinary() throws {
-        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: binary.path), "tutti binary not built at \(binary.path)")
-    }
+    private func requireBinary() throws { try TuttiBinary.require() }
 
-    private func run(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
+    private func run(_ arguments: [String], in directory: String? = nil) throws -> (status: Int32, output: String, error: String) {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let output = Pipe()
         let error = Pipe()
         process.standardOutput = output
@@ -44,10 +37,37 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(root.output.contains("SUBCOMMANDS:"))
     }
 
+    /// Every shipped example runs as written, from any working directory (`--dry-run` reads the files a
+    /// config names, e.g. studio.toml's backing.wav beside it).
+    func testEveryExampleConfigurationChecksOutFromAnyDirectory() throws {
+        try requireBinary()
+        let configs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../configs").standardizedFileURL
+        let files = try FileManager.default.contentsOfDirectory(atPath: configs.path).filter { $0.hasSuffix(".toml") }.sorted()
+        XCTAssertEqual(files, ["jack.toml", "stage.toml", "studio.toml"])
+        for file in files {
+            let result = try run(["peer", "--config", configs.appendingPathComponent(file).path, "--dry-run"], in: "/")
+            XCTAssertEqual(result.status, 0, "\(file): \(result.error)")
+        }
+        let studio = try run(["peer", "--config", "configs/studio.toml", "--dry-run"], in: configs.deletingLastPathComponent().path)
+        XCTAssertTrue(studio.output.contains("wav \(configs.path)/backing.wav (loop)"), studio.output)
+    }
+
+    func testCompletionScriptsAreGenerated() throws {
+        try requireBinary()
+        for shell in ["bash", "zsh", "fish"] {
+            let result = try run(["--generate-completion-script", shell])
+            XCTAssertEqual(result.status, 0, shell)
+            for command in ["peer", "connect", "disconnect", "stats"] {
+                XCTAssertTrue(result.output.contains(command), "\(shell) completion lacks \(command)")
+            }
+        }
+    }
+
     func testTheExampleConfigurationParses() throws {
         try requireBinary()
-        let configs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../configs")
-        let stage = try run(["peer", "--config", configs.appendingPathComponent("stage.toml").path, "--dry-run"])
+        let configs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../configs").standardizedFileURL
+        // Run from elsewhere: a file a config names is found beside the config.
+        let stage = try run(["peer", "--config", configs.appendingPathComponent("stage.toml").path, "--dry-run"], in: "/")
         XCTAssertEqual(stage.status, 0, stage.error)
         XCTAssertEqual(
             stage.output,
@@ -55,7 +75,7 @@ final class CommandLineTests: XCTestCase {
             peer stage: control port any, period 64 frames, discovery on, beat clock on, realtime priority 70
               sender click "Click 1 kHz": 2ch, 48000/44100 Hz, L24/L16/OPUS, tone 1000.0 Hz at 0.5
               sender mic "stdin": 1ch, 48000 Hz, L24/L16/OPUS, stdin s16le
-              receiver monitor "monitor.wav": 2ch, 48000/44100/96000 Hz, L24/L16/OPUS, wav monitor.wav
+              receiver monitor "monitor.wav": 2ch, 48000/44100/96000 Hz, L24/L16/OPUS, wav \(configs.path)/monitor.wav
 
             """)
         // Flags override the file.
@@ -136,7 +156,7 @@ final class CommandLineTests: XCTestCase {
             ("rtp://127.0.0.1:70000", "'rtp://127.0.0.1:70000': the port must be a number from 1 to 65535"),
             ("rtp://::1:5004", "'rtp://::1:5004': write an IPv6 address in brackets, e.g. rtp://[::1]:5004"),
             ("rtp://224.0.0.56:46000", "rtp://224.0.0.56:46000: multicast destinations are not supported yet; give a unicast address"),
-            ("nocolon", "'nocolon' is neither PEER:PORT nor rtp://HOST:PORT"),
+            ("a:not a port", "'a:not a port': a port name is 1–32 of A–Z a–z 0–9 _ . - (write PEER:PORT, e.g. stage:out)"),
         ]
         for (destination, message) in cases {
             // --peer points at the discard port: a request that got that far would fail differently.

@@ -99,6 +99,7 @@ enum ControlFixtures {
             .connected(summary),
             .connected(receivingSummary),
             .connected(rtpSummary),
+            .alreadyConnected(summary),
             .answer(answer),
             .disconnected(count: 0),
             .disconnected(count: 3),

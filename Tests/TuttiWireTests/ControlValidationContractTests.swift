@@ -51,6 +51,24 @@ final class ControlValidationContractTests: XCTestCase {
         assertRejected(description(knownPeers: [KnownPeer(name: "foh", id: nil, endpoints: badHost)]))
     }
 
+    func testRunningSampleRatesAreChecked() {
+        func described(_ rates: [String: Int]) -> ControlResponse {
+            .description(PeerDescription(
+                id: ControlFixtures.peerID, name: "stage", host: "stage.local", protocolVersion: 1, ports: [],
+                connections: [], knownPeers: [], runningSampleRates: rates))
+        }
+        XCTAssertNil(rejection(of: described(["out": 48_000])))
+        assertRejected(described(["out": 1]))
+        assertRejected(described([escape: 48_000]))
+    }
+
+    func testAlreadyConnectedIsCheckedLikeConnected() {
+        XCTAssertNil(rejection(of: .alreadyConnected(summary)))
+        var bad = summary
+        bad.source = PortReference(peer: escape, port: "out")
+        assertRejected(.alreadyConnected(bad))
+    }
+
     func testConnectionPortReferencesAreChecked() {
         var bad = summary
         bad.source = PortReference(peer: escape, port: "out")

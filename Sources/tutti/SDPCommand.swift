@@ -23,7 +23,18 @@ struct SDPCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Only the connection with this id (as 'tutti ls' shows it).", valueName: "ID"))
     var connection: String?
 
+    @Flag(help: "Print one JSON array: {\"connection\": ID, \"source\": PEER:PORT, \"destination\": …, \"sdp\": TEXT} per stream.")
+    var json = false
+
     @OptionGroup var session: SessionOptions
+
+    /// One stream, as `--json` prints it.
+    struct Entry: Encodable {
+        var connection: String
+        var source: String
+        var destination: String
+        var sdp: String
+    }
 
     func validate() throws {
         if let connection, ConnectionID(connection) == nil { throw ValidationError("--connection must be 16 lowercase hex digits") }
@@ -37,6 +48,7 @@ struct SDPCommand: AsyncParsableCommand {
             let peers = await session.findPeers(wanted: peerName.map { [$0] } ?? [])
             let chosen = try peerName.map { [try session.peer(named: $0, in: peers)] } ?? peers.filter { $0.description != nil }
             var descriptions = [SessionDescription]()
+            var entries = [Entry]()
             for peer in chosen {
                 guard let description = peer.description else { continue }
                 let origin = peer.endpoints.first?.host ?? description.host
@@ -48,13 +60,20 @@ struct SDPCommand: AsyncParsableCommand {
                         continue
                     }
                     descriptions.append(sdp)
+                    entries.append(Entry(
+                        connection: summary.id.rawValue, source: summary.source.description, destination: summary.destination.description,
+                        sdp: sdp.text))
                 }
             }
             guard !descriptions.isEmpty else {
                 let scope = selection.map { "of \($0)" } ?? "in the session"
                 throw CLIError("no live sending connection \(scope)\(connection.map { " with id \($0)" } ?? "")")
             }
-            print(descriptions.map(\.text).joined(separator: "\r\n"), terminator: "")
+            if json {
+                printJSON(entries)
+            } else {
+                print(descriptions.map(\.text).joined(separator: "\r\n"), terminator: "")
+            }
         }
     }
 }

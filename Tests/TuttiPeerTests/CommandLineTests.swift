@@ -198,6 +198,10 @@ final class CommandLineTests: XCTestCase {
         let listed = try await tutti(["sdp", "a:out"])
         XCTAssertEqual(listed.status, 0, listed.error)
         XCTAssertEqual(listed.output, sdp)
+        let listedJSON = try await tutti(["sdp", "a:out", "--json"])
+        XCTAssertEqual(listedJSON.status, 0, listedJSON.error)
+        let entries = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(listedJSON.output.utf8)) as? [[String: String]])
+        XCTAssertEqual(entries, [["connection": String(id), "source": "a:out", "destination": "rtp://127.0.0.1:\(port)", "sdp": sdp]])
 
         let refused = try await tutti(["connect", "a:quad", "rtp://127.0.0.1:\(port + 2)", "--codec", "opus", "--channels", "4"])
         XCTAssertEqual(refused.status, 1)

@@ -132,7 +132,7 @@ final class ConnectionNegotiationTests: XCTestCase {
             ("a:out", "b:gen", ConnectOptions(),
              ControlFailure(.wrongDirection, "b:gen is a sender port and cannot receive audio; choose a receiver port")),
             ("a:out", "b:in", ConnectOptions(sampleRate: 48_000),
-             ControlFailure(.noCommonFormat, "a:out cannot send at 48000 Hz (it offers 44100 Hz)")),
+             ControlFailure(.noCommonFormat, "a:out cannot send at 48000 Hz (its rates: 44100 Hz)")),
         ]
         for (source, destination, options, expected) in cases {
             let response = try await connect(source, destination, via: sender, receiver: receiver, options: options)

@@ -110,7 +110,7 @@ final class StandardReceiverConnectionTests: XCTestCase {
             (ConnectOptions(channels: 4, sampleFormat: .opus),
              ControlFailure(.invalidOption, "Opus streams carry 1 or 2 channels, not 4; use --channels 2 or PCM")),
             (ConnectOptions(sampleRate: 44_100),
-             ControlFailure(.noCommonFormat, "a:out cannot send at 44100 Hz (it offers 48000 Hz)")),
+             ControlFailure(.noCommonFormat, "a:out cannot send at 44100 Hz (its rates: 48000 Hz)")),
             (ConnectOptions(channels: 5), ControlFailure(.invalidOption, "cannot stream 5 channels: a:out has 4")),
             (ConnectOptions(latencyMilliseconds: 20),
              ControlFailure(
@@ -134,11 +134,18 @@ final class StandardReceiverConnectionTests: XCTestCase {
 
     func testOneRTPDestinationTakesOneStream() async throws {
         var lab = LoopbackPeers()
-        let sender = try await lab.start("a", ports: [.toneSender(name: "out", sampleRates: [48_000])])
+        let sender = try await lab.start(
+            "a", ports: [.toneSender(name: "out", sampleRates: [48_000]), .toneSender(name: "other", sampleRates: [48_000])])
         let socket = try UDPSocket()
         defer { socket.close() }
         guard case .connected(let first) = try await connect(sender, to: loopback(socket.localPort)) else { return XCTFail("not connected") }
-        let second = try await connect(sender, to: loopback(socket.localPort))
+        // The same pair again: nothing changes.
+        let again = try await connect(sender, to: loopback(socket.localPort))
+        XCTAssertEqual(again, .alreadyConnected(first))
+        // Another port to the same receiver: refused, naming the stream it has.
+        let request = ConnectRequest(
+            source: PortReference(peer: "a", port: "other"), rtpDestination: loopback(socket.localPort), options: ConnectOptions())
+        let second = try await ControlClient.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
         XCTAssertEqual(
             second,
             .failure(ControlFailure(.busy, "rtp://127.0.0.1:\(socket.localPort) already receives a:out [\(first.id)]; disconnect it first")))

@@ -19,7 +19,7 @@ final class ControlCodecRoundTripTests: XCTestCase {
         let responses = ControlFixtures.responses
         XCTAssertEqual(
             Set(responses.map(\.typeName)),
-            ["description", "connected", "answer", "disconnected", "done", "statistics", "error"])
+            ["description", "connected", "already-connected", "answer", "disconnected", "done", "statistics", "error"])
         for (index, response) in responses.enumerated() {
             let envelope = ControlEnvelope(id: UInt32.max - UInt32(index), message: response)
             let frame = ControlCodec.encodeResponse(envelope)

@@ -92,7 +92,8 @@ struct StatsReport: Codable, Equatable {
                 "adaptive \(fixed(Double(range.lowerBound) * 1000 / rate, 1))–\(fixed(Double(range.upperBound) * 1000 / rate, 1))ms: \(stat.latencyChanges) changes (+\(fixed(stat.stretchedMilliseconds, 1))/−\(fixed(stat.skippedMilliseconds, 1))ms)")
         }
         if let drift = stat.driftPartsPerMillion, let ratio = stat.resamplingRatio {
-            parts.append("drift \(drift >= 0 ? "+" : "")\(fixed(drift, 1)) ppm, ratio \(fixed(ratio, 6))")
+            let shown = (drift * 10).rounded() / 10 + 0  // + 0 turns a -0.0 into 0.0
+            parts.append("drift \(shown >= 0 ? "+" : "")\(fixed(shown, 1)) ppm, ratio \(fixed(ratio, 6))")
         }
         if stat.deviceOverruns > 0 {
             parts.append("device stalled: \(stat.deviceOverruns) periods skipped")

@@ -96,6 +96,14 @@ final class StatsTableTests: XCTestCase {
         XCTAssertEqual(StatsReport(time: 0, peers: [.init(peer: "foh", statistics: [])]).table.lines(width: 80), ["(no connections)"])
     }
 
+    func testASmallNegativeDriftReadsPlusZero() {
+        var stat = Self.report.peers[0].statistics[0]
+        stat.driftPartsPerMillion = -0.01
+        XCTAssertEqual(StatsReport.details(of: stat), "drift +0.0 ppm, ratio 1.000001")
+        stat.driftPartsPerMillion = -0.06
+        XCTAssertEqual(StatsReport.details(of: stat), "drift -0.1 ppm, ratio 1.000001")
+    }
+
     func testLevelsRead() {
         XCTAssertEqual(StatsReport.level(peak: -0.04, rms: -3.05), "-0.0/-3.1")
         XCTAssertEqual(StatsReport.level(peak: 2.5, rms: -119.9), "2.5/-119.9")

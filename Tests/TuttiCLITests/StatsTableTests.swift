@@ -104,6 +104,16 @@ final class StatsTableTests: XCTestCase {
         XCTAssertEqual(StatsReport.details(of: stat), "drift -0.1 ppm, ratio 1.000001")
     }
 
+    func testCOLUMNSSetsTheWidth() {
+        let saved = getenv("COLUMNS").map { String(cString: $0) }
+        defer { if let saved { setenv("COLUMNS", saved, 1) } else { unsetenv("COLUMNS") } }
+        setenv("COLUMNS", "72", 1)
+        XCTAssertEqual(StatsCommand.terminalWidth(), 72)
+        setenv("COLUMNS", "wide", 1)  // not a number: the terminal's width, or 100 when not a terminal
+        XCTAssertNotEqual(StatsCommand.terminalWidth(), 0)
+        if isatty(1) == 0 { XCTAssertEqual(StatsCommand.terminalWidth(), 100) }
+    }
+
     func testLevelsRead() {
         XCTAssertEqual(StatsReport.level(peak: -0.04, rms: -3.05), "-0.0/-3.1")
         XCTAssertEqual(StatsReport.level(peak: 2.5, rms: -119.9), "2.5/-119.9")

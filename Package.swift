@@ -99,5 +99,6 @@ let package = Package(
         .testTarget(name: "TuttiJACKTests", dependencies: ["TuttiJACK", "TuttiCore"], swiftSettings: strict),
         .testTarget(name: "TuttiDiscoveryTests", dependencies: ["TuttiDiscovery"], swiftSettings: strict),
         .testTarget(name: "TuttiPeerTests", dependencies: ["TuttiPeer", "TuttiIO", "TuttiAnalysis"], swiftSettings: strict),
+        .testTarget(name: "TuttiCLITests", dependencies: ["tutti", "TuttiWire"], swiftSettings: strict),
     ]
 )

@@ -193,6 +193,21 @@ final class PacketizerState {
     deinit { period.deallocate() }
 }
 
+final class LevelMeterState {
+    var meter = LevelMeter(windowFrames: LevelMeter.standardWindowFrames(sampleRate: stereoL24.sampleRate))
+    let published = PublishedLevel()
+    let period: UnsafeMutableBufferPointer<Float>
+    var periods = 0
+
+    init() {
+        period = .allocate(capacity: stereoL24.samplesPerPacket)
+        var tone = ToneGenerator(frequency: 1_000, amplitude: 0.5, sampleRate: stereoL24.sampleRate)
+        tone.render(into: period, frames: stereoL24.packetFrames, channels: stereoL24.channels)
+    }
+
+    deinit { period.deallocate() }
+}
+
 final class JitterState {
     let window = DatagramWindow()
     var jitterBuffer = JitterBuffer(format: stereoL24)
@@ -308,6 +323,26 @@ let benchmarks: @Sendable () -> Void = {
         let state = packetizer.state!
         precondition(state.packetizer.packetsSent > 0 && state.packetizer.packetsSent == UInt64(state.packetIndex))
         packetizer.state = nil
+    }
+
+    // 3b. The level meter of a connection (what `SendConnection.send` and `StreamReceiver.render` do each
+    // period): one 64-frame stereo period measured, a completed 0.5 s window published.
+    let level = Fixture<LevelMeterState>()
+    Benchmark("LevelMeter-measure-one-64-frame-stereo-period", configuration: configuration) { _ in
+        let state = level.state!
+        if let reading = state.meter.measure(UnsafeBufferPointer(state.period), frames: stereoL24.packetFrames, channels: stereoL24.channels) {
+            state.published.publish(reading)
+        }
+        state.periods &+= 1
+    } setup: {
+        level.state = LevelMeterState()
+    } teardown: {
+        let state = level.state!
+        // Enough periods for a window, and the reading is the period's: its peak is the tone's.
+        if state.periods * stereoL24.packetFrames >= state.meter.windowFrames {
+            precondition(state.published.latest?.peak == state.period.map(\.magnitude).max())
+        }
+        level.state = nil
     }
 
     // 4. Receiver without the ring: decode one datagram, insert it, read one 64-frame period.

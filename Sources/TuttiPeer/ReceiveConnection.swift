@@ -114,6 +114,7 @@ final class ReceiveConnection: @unchecked Sendable {
         }
         statistics.stretchedMilliseconds = Double(figures.stretchedFrames) * 1000 / rate
         statistics.skippedMilliseconds = Double(figures.skippedFrames) * 1000 / rate
+        statistics.setLevel(receiver.levelReading())
         return statistics
     }
 }

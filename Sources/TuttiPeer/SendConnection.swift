@@ -16,6 +16,10 @@ final class SendConnection: @unchecked Sendable {
     private let scratch: UnsafeMutableBufferPointer<Float>
     let packetsSent = Atomic<UInt64>(0)
     let sendFailures = Atomic<UInt64>(0)
+    /// The level of what this connection sends (its channels of the port's audio). Device thread; published
+    /// to `level`.
+    private var meter: LevelMeter
+    private let level = PublishedLevel()
 
     var id: ConnectionID { summary.id }
     var format: StreamFormat { summary.format }
@@ -34,6 +38,7 @@ final class SendConnection: @unchecked Sendable {
             initialTimestamp: UInt32.random(in: .min ... .max, using: &generator))
         scratch = .allocate(capacity: maxPeriodFrames * summary.format.channels)
         scratch.initialize(repeating: 0)
+        meter = LevelMeter(windowFrames: LevelMeter.standardWindowFrames(sampleRate: summary.format.sampleRate))
     }
 
     deinit { scratch.deallocate() }
@@ -53,6 +58,7 @@ final class SendConnection: @unchecked Sendable {
             }
             samples = UnsafeBufferPointer(scratch)
         }
+        if let reading = meter.measure(samples, frames: frames, channels: channels) { level.publish(reading) }
         let destination = destination
         var sent: UInt64 = 0
         var failed: UInt64 = 0
@@ -65,9 +71,11 @@ final class SendConnection: @unchecked Sendable {
 
     /// Figures for `tutti stats`. Control plane.
     func statistics() -> ConnectionStatistics {
-        ConnectionStatistics(
+        var statistics = ConnectionStatistics(
             id: id, role: .sending, source: summary.source, destination: summary.destination, state: .playing,
             format: format, packetsSent: packetsSent.load(ordering: .relaxed),
             targetMilliseconds: Double(format.targetLatencyFrames) * 1000 / Double(format.sampleRate))
+        statistics.setLevel(level.latest)
+        return statistics
     }
 }

@@ -9,7 +9,8 @@ import TuttiWire
 /// - Network thread: `accept(datagram:arrival:)` decodes and validates (SSRC, payload type, size) and
 ///   queues the packet in a `PacketRing`; anything else is counted invalid and dropped.
 /// - Device thread: `render(frames:now:captureClockNow:)` drains the ring into the `JitterBuffer`, plays
-///   `frames` frames into `output` and publishes the buffer's counters (relaxed atomics).
+///   `frames` frames into `output` and publishes the buffer's counters and the level of `output`
+///   (`LevelMeter`, relaxed atomics).
 ///
 /// **Rate conversion and drift.** With `outputSampleRate` different from the stream's rate, or with drift
 /// compensation on, the buffer's audio goes through a low-latency variable-ratio `Resampler` (libsamplerate,
@@ -17,7 +18,7 @@ import TuttiWire
 /// stream frames as the device period needs, and a `DriftController` steers the ratio so that the buffer's
 /// latency (measured against the fastest recent packet) stays at its target while the sender's sample clock
 /// and the receiver's drift apart. The resampler's delay is counted in the latency.
-/// - Any thread: `snapshot()`.
+/// - Any thread: `snapshot()`, `driftFigures()`, `levelReading()`.
 ///
 /// Realtime-safe: `accept` and `render` (no allocation, lock or log after `init`; measured by
 /// `Benchmarks/`). Hold it through `unowned(unsafe)` or a retained context on the data threads.
@@ -60,6 +61,10 @@ public final class StreamReceiver: @unchecked Sendable {
     private let learningLength: Int
     private let driftBits = Atomic<UInt64>(0)
     private let ratioBits = Atomic<UInt64>(0)
+    /// The level of what `render` plays (after rate conversion and drift compensation, before any mix).
+    /// Device thread; published to `level`.
+    private var meter: LevelMeter
+    private let level = PublishedLevel()
 
     /// Allocates everything the stream needs. Control plane.
     public init(
@@ -100,6 +105,7 @@ public final class StreamReceiver: @unchecked Sendable {
         ring = PacketRing(capacity: max(64, 2 * jitterBuffer.capacity), maxPayloadBytes: format.payloadBytes)
         output = .allocate(capacity: maxPeriodFrames * format.channels)
         output.initialize(repeating: 0)
+        meter = LevelMeter(windowFrames: LevelMeter.standardWindowFrames(sampleRate: outputRate))
     }
 
     deinit {
@@ -155,6 +161,7 @@ public final class StreamReceiver: @unchecked Sendable {
             if trimPending { trimAnchorDelay(now: now, readFrames: frames) }
             let captureTime = jitterBuffer.read(into: output, frames: frames, now: now, captureClockNow: captureClockNow)
             published.publish(jitterBuffer.statistics, state: jitterBuffer.state)
+            measureLevel(frames: frames)
             return captureTime
         }
         let needed = resampler!.inputFramesNeeded(forOutputFrames: frames)
@@ -177,8 +184,21 @@ public final class StreamReceiver: @unchecked Sendable {
         published.publish(statistics, state: state)
         driftBits.store(drift.driftEstimatePPM.bitPattern, ordering: .relaxed)
         ratioBits.store((Double(format.sampleRate) / Double(outputSampleRate) * (resampler?.correction ?? 1)).bitPattern, ordering: .relaxed)
+        measureLevel(frames: frames)
         return captureTime
     }
+
+    /// Meters the period just played into `output` and publishes a completed window. Device thread.
+    @inline(__always)
+    private func measureLevel(frames: Int) {
+        if let reading = meter.measure(UnsafeBufferPointer(output), frames: frames, channels: format.channels) {
+            level.publish(reading)
+        }
+    }
+
+    /// The level of the audio played over the last completed window (`LevelMeter.standardWindowFrames`), nil
+    /// before the first completes. Any thread.
+    public func levelReading() -> LevelReading? { level.latest }
 
     /// Fixed target, at the first read after the buffer anchored: delays the start so that the buffer's slack
     /// does not depend on when that read came.

@@ -136,6 +136,8 @@ public struct ConnectionID: Hashable, Sendable, Codable, CustomStringConvertible
     }
 
     public var description: String { rawValue }
+    /// The first 8 digits, for display (as `PeerID.short`).
+    public var short: String { String(rawValue.prefix(8)) }
 }
 
 /// Which end of a connection a peer is.
@@ -278,6 +280,13 @@ public struct ConnectionStatistics: Hashable, Sendable, Codable {
     public var deviceOverruns: UInt64 = 0
     /// Why the port's device stopped (e.g. the JACK server shut the peer's client down); nil while it runs.
     public var deviceProblem: String?
+    /// The level of the audio at this end over the last completed 0.5 s window, in dBFS (0 is full scale; a
+    /// sine of amplitude A peaks at 20·log10 A, −6.02 for 0.5, and its RMS is 3.01 dB lower). Receiver: what
+    /// the connection plays (after rate conversion and drift compensation, before mixing with other
+    /// connections). Sender: what the connection sends. Silence, and anything below −120 dBFS, reads −120.
+    /// nil before the first window completes, and from peers that do not meter.
+    public var peakDBFS: Double?
+    public var rmsDBFS: Double?
 
     public init(
         id: ConnectionID, role: ConnectionRole, source: PortReference, destination: PortReference,

@@ -11,17 +11,37 @@ struct StatsCommand: AsyncParsableCommand {
         commandName: "stats",
         abstract: "Live per-connection figures, refreshed in place (like top).",
         discussion: """
-            Each peer reports its own end of each connection: a sender counts packets sent; a receiver
-            counts packets received, lost (never arrived in time), late (arrived after playout), duplicated
-            and reordered, the RFC 3550 jitter, its buffer level against the target, underruns, concealed
-            frames and the measured capture-to-playout latency.
-            With --json, prints one JSON object per refresh (JSON Lines) and stops after --count refreshes (default 1).
+            Each peer reports its own end of each connection, one row each: ID (the connection ID's first \
+            8 digits), PEER (the peer reporting), END (send or recv), CONNECTION, STATE; SENT/RECV (packets \
+            sent, or received), LOST (never arrived in time), LATE (arrived after their playout time), DUP \
+            (duplicated), REORD (reordered), JITTER (RFC 3550), BUF/TARGET (audio buffered, against the \
+            target), UNDERRUNS (times the buffer ran empty), CONCEALED (audio filled in for missing \
+            packets), LATENCY (capture to playout); and PEAK/RMS, the level in dBFS over the last 0.5 s: \
+            what a receiver plays (after drift compensation, before mixing with other connections), what a \
+            sender sends. 0 dBFS is full scale: a tone of amplitude 0.5 peaks at -6.0 and its RMS is -9.0; \
+            -inf is silence (below -120); - is not measured yet. Receiver-only columns show - for a sender.
+
+            The table fits the terminal (COLUMNS, else the terminal's width, else 100 columns): long names \
+            are cut with …, and the least important columns are left out (the last line counts them). \
+            --wide shows every column in full.
+
+            --json prints one JSON object per refresh, one per line (JSON Lines), and stops after --count \
+            refreshes (default 1): {"time": SECONDS_SINCE_1970, "peers": [{"peer": NAME, "statistics": \
+            [CONNECTION, …]}, …]}. A peer that did not answer has "statistics": [] and an "error" string. \
+            A connection has id, role, source, destination, state, format, packetsSent, packetsReceived, \
+            packetsLost, packetsLate, jitterMilliseconds, bufferMilliseconds, targetMilliseconds, \
+            underruns, concealedFrames, latencyMilliseconds (absent until playout), peakDBFS and rmsDBFS \
+            (-120 for silence; absent until measured), among others.
             """)
+
 
     @OptionGroup var session: SessionOptions
 
-    @Flag(help: "Print JSON Lines instead of a table.")
+    @Flag(help: "Print JSON Lines (one object per refresh) instead of a table.")
     var json = false
+
+    @Flag(help: "Show every column, with names in full, however wide the table.")
+    var wide = false
 
     @Option(help: ArgumentHelp("Seconds between refreshes.", valueName: "SECONDS"))
     var interval: Double = 1
@@ -34,16 +54,9 @@ struct StatsCommand: AsyncParsableCommand {
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
     }
 
-    struct Snapshot: Codable {
-        var peer: String
-        /// When the peer answered (wall clock, seconds since 1970), for scripts that sample over time.
-        var time: Double
-        var statistics: [ConnectionStatistics]
-    }
-
     func run() async throws {
         try await reportingErrors {
-            let peers = await session.findPeers().filter { $0.description != nil }
+            let peers = await session.findPeers()
             guard !peers.isEmpty else { throw CLIError("no peers found (is 'tutti peer' running, and avahi-daemon up? or use --peer HOST:PORT)") }
             let refreshes = count ?? (json ? 1 : Int.max)
             let interactive = isatty(1) == 1 && !json
@@ -51,40 +64,13 @@ struct StatsCommand: AsyncParsableCommand {
             encoder.outputFormatting = [.sortedKeys]
             for index in 0..<refreshes {
                 if index > 0 { try await Task.sleep(for: .milliseconds(Int64(interval * 1000))) }
-                var snapshots = [Snapshot]()
-                for peer in peers {
-                    if case .some((.statistics(let list), _)) = try? await ControlClient.send(.statistics, toAnyOf: peer.endpoints) {
-                        snapshots.append(Snapshot(peer: peer.name, time: Date().timeIntervalSince1970, statistics: list))
-                    }
-                }
+                let report = await Self.report(of: peers)
                 if json {
-                    print(String(decoding: try encoder.encode(snapshots), as: UTF8.self))
+                    print(String(decoding: try encoder.encode(report), as: UTF8.self))
                     flushStandardOutput()
                     continue
                 }
-                var lines = [String]()
-                lines.append(
-                    [pad("PEER", 10), pad("END", 5), pad("CONNECTION", 30), pad("STATE", 9), pad("SENT/RECV", 10), pad("LOST", 6),
-                     pad("LATE", 5), pad("DUP", 4), pad("REORD", 6), pad("JITTER", 7), pad("BUFFER/TARGET", 14), pad("UNDERRUN", 9),
-                     pad("CONCEALED", 10), "LATENCY"].joined(separator: " "))
-                for snapshot in snapshots {
-                    for stat in snapshot.statistics {
-                        let link = "\(stat.source)→\(stat.destination)"
-                        let sending = stat.role == .sending
-                        lines.append(
-                            [pad(snapshot.peer, 10), pad(sending ? "send" : "recv", 5), pad(link, 30), pad(stat.state.rawValue, 9),
-                             pad(String(sending ? stat.packetsSent : stat.packetsReceived), 10),
-                             pad(sending ? "-" : String(stat.packetsLost), 6), pad(sending ? "-" : String(stat.packetsLate), 5),
-                             pad(sending ? "-" : String(stat.packetsDuplicated), 4), pad(sending ? "-" : String(stat.packetsReordered), 6),
-                             pad(sending ? "-" : fixed(stat.jitterMilliseconds) + "ms", 7),
-                             pad(sending ? "-" : "\(fixed(stat.bufferMilliseconds, 1))/\(fixed(stat.targetMilliseconds, 1))ms", 14),
-                             pad(sending ? "-" : String(stat.underruns), 9), pad(sending ? "-" : String(stat.concealedFrames), 10),
-                             sending ? "-" : stat.latencyMilliseconds.map { fixed($0) + "ms" } ?? "-"].joined(separator: " "))
-                        if !sending, let details = Self.details(of: stat) { lines.append(pad("", 17) + details) }
-                        if let problem = stat.deviceProblem { lines.append(pad("", 17) + "device stopped: " + problem) }
-                    }
-                }
-                if snapshots.allSatisfy({ $0.statistics.isEmpty }) { lines.append("(no connections)") }
+                let lines = report.table.lines(width: wide ? nil : Self.terminalWidth())
                 if interactive { print("\u{1B}[H\u{1B}[2J", terminator: "") } else if index > 0 { print("") }
                 print(lines.joined(separator: "\n"))
                 flushStandardOutput()
@@ -92,23 +78,33 @@ struct StatsCommand: AsyncParsableCommand {
         }
     }
 
-    /// The second line of a receiving connection: codec, FEC, adaptive latency, drift (when any applies).
-    static func details(of stat: ConnectionStatistics) -> String? {
-        var parts = [String]()
-        if let bitrate = stat.bitrate {
-            parts.append("opus \(bitrate / 1000)k, FEC-recovered \(stat.fecRecoveredFrames) frames")
+    /// Asks every peer for its statistics; a peer that does not answer is reported with the reason.
+    static func report(of peers: [SessionPeer]) async -> StatsReport {
+        var report = StatsReport(time: Date().timeIntervalSince1970, peers: [])
+        for peer in peers {
+            guard peer.description != nil else {
+                report.peers.append(.init(peer: peer.name, statistics: [], error: "not answering: \(peer.problem ?? "no reply")"))
+                continue
+            }
+            do {
+                switch try await ControlClient.send(.statistics, toAnyOf: peer.endpoints).0 {
+                case .statistics(let list): report.peers.append(.init(peer: peer.name, statistics: list))
+                case .failure(let failure): report.peers.append(.init(peer: peer.name, statistics: [], error: failure.description))
+                default: report.peers.append(.init(peer: peer.name, statistics: [], error: "answered something else than statistics"))
+                }
+            } catch {
+                report.peers.append(.init(peer: peer.name, statistics: [], error: "not answering: \(error)"))
+            }
         }
-        if let range = stat.format.adaptiveLatencyFrames {
-            let rate = Double(stat.format.sampleRate)
-            parts.append(
-                "adaptive \(fixed(Double(range.lowerBound) * 1000 / rate, 1))–\(fixed(Double(range.upperBound) * 1000 / rate, 1))ms: \(stat.latencyChanges) changes (+\(fixed(stat.stretchedMilliseconds, 1))/−\(fixed(stat.skippedMilliseconds, 1))ms)")
-        }
-        if let drift = stat.driftPartsPerMillion, let ratio = stat.resamplingRatio {
-            parts.append("drift \(drift >= 0 ? "+" : "")\(fixed(drift, 1)) ppm, ratio \(String(format: "%.6f", ratio))")
-        }
-        if stat.deviceOverruns > 0 {
-            parts.append("device stalled: \(stat.deviceOverruns) periods skipped")
-        }
-        return parts.isEmpty ? nil : parts.joined(separator: "; ")
+        return report
+    }
+
+    /// The width to lay the table out for: `COLUMNS`, else the terminal's (TIOCGWINSZ on standard output),
+    /// else 100.
+    static func terminalWidth() -> Int {
+        if let text = ProcessInfo.processInfo.environment["COLUMNS"], let columns = Int(text), columns > 0 { return columns }
+        var size = winsize()
+        if isatty(1) == 1, ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        return 100
     }
 }

@@ -150,9 +150,14 @@ def stats(path):
     series = {}
     for line in open(path):
         line = line.strip()
-        if not line.startswith("["):
+        if line.startswith("{"):  # one object per refresh: {"time": T, "peers": [{"peer": …, "statistics": […]}]}
+            report = json.loads(line)
+            peers = [dict(peer, time=report["time"]) for peer in report["peers"]]
+        elif line.startswith("["):  # before the meter commit: an array of {"peer", "time", "statistics"}
+            peers = json.loads(line)
+        else:
             continue
-        for peer in json.loads(line):
+        for peer in peers:
             for s in peer["statistics"]:
                 if s["role"] != "receiving":
                     continue

@@ -1,0 +1,10 @@
+import TuttiStream
+import TuttiWire
+
+extension ConnectionStatistics {
+    /// Sets `peakDBFS` and `rmsDBFS` from a meter's latest reading (both nil without one). Control plane.
+    mutating func setLevel(_ reading: LevelReading?) {
+        peakDBFS = reading?.peakDBFS
+        rmsDBFS = reading?.rmsDBFS
+    }
+}

@@ -30,7 +30,7 @@ struct ListCommand: AsyncParsableCommand {
                 return
             }
             guard !peers.isEmpty else {
-                printError("no peers found (is 'tutti peer' running, and avahi-daemon up? or use --peer HOST:PORT)")
+                printError("note: no peers found (is 'tutti peer' running, and avahi-daemon up? or use --peer HOST:PORT)")
                 return
             }
             for peer in peers { print(Self.lines(for: peer).joined(separator: "\n")) }

@@ -57,11 +57,16 @@ struct StatsCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let peers = await session.findPeers()
-            guard !peers.isEmpty else { throw CLIError("no peers found (is 'tutti peer' running, and avahi-daemon up? or use --peer HOST:PORT)") }
-            let refreshes = count ?? (json ? 1 : Int.max)
-            let interactive = isatty(1) == 1 && !json
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
+            // Nothing to watch is not a failure (as for 'ls'): say where to look, print the empty report, stop.
+            guard !peers.isEmpty else {
+                printError("note: no peers found (is 'tutti peer' running, and avahi-daemon up? or use --peer HOST:PORT)")
+                if json { print(String(decoding: try encoder.encode(await Self.report(of: [])), as: UTF8.self)) }
+                return
+            }
+            let refreshes = count ?? (json ? 1 : Int.max)
+            let interactive = isatty(1) == 1 && !json
             for index in 0..<refreshes {
                 if index > 0 { try await Task.sleep(for: .milliseconds(Int64(interval * 1000))) }
                 let report = await Self.report(of: peers)

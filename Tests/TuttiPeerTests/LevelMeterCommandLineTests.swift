@@ -17,19 +17,17 @@ final class LevelMeterCommandLineTests: XCTestCase {
         var peers: [PeerStatistics]
     }
 
-    private var binary: URL { Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent("tutti") }
-
     /// A tone of amplitude 0.5 is −6.02 dBFS (20·log10 0.5): `stats --json` shows a peak of −6.0 ± 0.1 dBFS and
     /// an RMS 3.01 dB lower, at the sender (what it sends) and at the receiver (what the connection plays,
     /// through drift compensation's resampler, on by default).
     func testAToneAtMinus6DBFSShowsAPeakOfMinus6InStatsJSON() async throws {
-        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: binary.path), "tutti binary not built at \(binary.path)")
+        try TuttiBinary.require()
         var lab = LoopbackPeers()
         let sender = try await lab.start("a", ports: [.toneSender(name: "out", amplitude: 0.5, sampleRates: [48_000])])
         let receiver = try await lab.start("b", ports: [.receiver(name: "in", sink: .null, channels: 2, sampleRates: [48_000])])
         let session = ["--no-discovery", "--peer", "127.0.0.1:\(sender.controlPort)", "--peer", "127.0.0.1:\(receiver.controlPort)", "--browse", "0.5"]
         func tutti(_ arguments: [String]) async throws -> (status: Int32, output: String, error: String) {
-            try await runChildProcess(binary.path, arguments + session, timeout: .seconds(20))
+            try await TuttiBinary.run(arguments + session)
         }
         func stats() async throws -> Report {
             let result = try await tutti(["stats", "--json"])

@@ -59,6 +59,7 @@ public actor Peer {
             guard seen.insert(port.descriptor.name).inserted else {
                 throw PeerError("two ports are named '\(port.descriptor.name)'")
             }
+            try port.checkOutput()
         }
         let jack = try openJACK(for: &configuration)
         let id = try PeerIdentity.load(name: configuration.name, directory: configuration.stateDirectory)
@@ -259,11 +260,7 @@ public actor Peer {
     }
 
     private func describe() -> PeerDescription {
-        let connections = sending.values.map { $0.connection.summary } + receiving.values.map { entry in
-            var summary = entry.connection.summary
-            summary.state = entry.connection.state
-            return summary
-        }
+        let connections = sending.values.map { $0.connection.summary } + receiving.values.map(\.connection.currentSummary)
         return PeerDescription(
             id: id, name: publishedName, host: Self.hostName, protocolVersion: ControlProtocol.version,
             ports: configuration.ports.map(\.descriptor), connections: connections.sorted { $0.id.rawValue < $1.id.rawValue },
@@ -458,7 +455,8 @@ public actor Peer {
             try receiverPort.add(connection)
             receiving[offer.connectionID] = (connection, receiverPort)
             let conversion = connection.receiver.outputSampleRate != format.sampleRate ? ", converted to \(connection.receiver.outputSampleRate) Hz" : ""
-            logger.info("connection \(offer.connectionID): receiving \(offer.source) → \(destination) on UDP port \(connection.socket.localPort), \(format)\(conversion)")
+            let take = receiverPort.takePath.map { ", recording \($0)" } ?? ""
+            logger.info("connection \(offer.connectionID): receiving \(offer.source) → \(destination) on UDP port \(connection.socket.localPort), \(format)\(conversion)\(take)")
             return .answer(StreamAnswer(
                 connectionID: offer.connectionID, format: format, mediaPort: connection.socket.localPort, ssrc: ssrc,
                 payloadType: payloadType))
@@ -501,11 +499,15 @@ public actor Peer {
             if notify, let endpoint = entry.connection.peerEndpoint { await Self.notify(endpoint, of: id, reason: reason) }
         }
         if let entry = receiving.removeValue(forKey: id) {
-            await entry.port.remove(entry.connection)
+            let take = await entry.port.remove(entry.connection)
             lastStates[id] = nil
             let final = entry.connection.statistics()
             logger.info(
                 "connection \(id) (\(entry.connection.summary.source) → \(entry.connection.summary.destination)) \(reason); final: received \(final.packetsReceived), lost \(final.packetsLost), late \(final.packetsLate), duplicated \(final.packetsDuplicated), reordered \(final.packetsReordered), invalid \(final.packetsInvalid), concealed \(final.concealedFrames) frames, underruns \(final.underruns), pending \(final.packetsPending), FEC-recovered \(final.fecRecoveredFrames) frames")
+            if let take, let path = take.path {
+                logger.info(
+                    "receiver \(entry.port.descriptor.name): take \(path) closed, \((take.seconds * 10).rounded() / 10) s\(take.failure.map { " (\($0))" } ?? "")")
+            }
             if notify, let endpoint = entry.connection.peerEndpoint { await Self.notify(endpoint, of: id, reason: reason) }
         }
     }
@@ -555,7 +557,8 @@ public actor Peer {
         return "JACK server shut the client down: \(reason.isEmpty ? "no reason given" : reason)"
     }
 
-    /// Logs receiving connections that lose or regain their stream, and JACK events (checked four times a second).
+    /// Logs receiving connections that lose or regain their stream, a port whose output fails (once, at
+    /// error level) and JACK events (checked four times a second).
     private func watchConnections() async {
         while !stopped {
             try? await Task.sleep(for: .milliseconds(250))
@@ -567,6 +570,13 @@ public actor Peer {
                 lastStates[id] = state
                 let summary = entry.connection.summary
                 switch state {
+                case .failed:
+                    // One line per failure of the port's output, however many connections play into it.
+                    if let reason = entry.connection.sinkFailure?.claimReport() {
+                        let ids = receiving.filter { $0.value.port === entry.port }.keys.map(\.description).sorted()
+                        logger.error(
+                            "receiver \(entry.port.descriptor.name): \(reason) (connection\(ids.count == 1 ? "" : "s") \(ids.joined(separator: ", ")) failed)")
+                    }
                 case .lost:
                     logger.warning("connection \(id) from \(summary.source) lost: no packets for \(configuration.signalLossTimeout), playing silence")
                 case .playing where previous == .lost:

@@ -152,6 +152,10 @@ public enum ConnectionState: String, Hashable, Sendable, Codable {
     case playing
     /// Receiver: no packet for over a second; playing silence, waiting for the stream to come back.
     case lost
+    /// Receiver: its port's output cannot be written (the pipe's reader has exited, the disk is full, the
+    /// device fails); packets still arrive but their audio is lost. The connection's `failureReason` says
+    /// what failed. (A peer older than this state cannot decode it.)
+    case failed
 }
 
 /// One live connection, as listed by `tutti ls`.
@@ -169,6 +173,8 @@ public struct ConnectionSummary: Hashable, Sendable, Codable {
     /// end, from older peers, and when the destination has no plain numeric address (a zoned link-local one).
     public var rtpDestination: RTPDestination?
     public var payloadType: UInt8?
+    /// Why the connection is `failed`, in one line (nil otherwise, and from older peers).
+    public var failureReason: String?
 
     public init(
         id: ConnectionID, role: ConnectionRole, source: PortReference, destination: PortReference,
@@ -273,6 +279,8 @@ public struct ConnectionStatistics: Hashable, Sendable, Codable {
     public var deviceOverruns: UInt64 = 0
     /// Why the port's device stopped (e.g. the JACK server shut the peer's client down); nil while it runs.
     public var deviceProblem: String?
+    /// Why the connection is `failed` (its port's output cannot be written), in one line; nil otherwise.
+    public var failureReason: String?
 
     public init(
         id: ConnectionID, role: ConnectionRole, source: PortReference, destination: PortReference,

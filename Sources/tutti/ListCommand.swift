@@ -41,7 +41,8 @@ struct ListCommand: AsyncParsableCommand {
                     // A standard RTP receiver buffers on its own: only what is on the wire is ours to show.
                     let toStandardReceiver = connection.rtpDestination.map { $0.portReference == connection.destination } ?? false
                     let format = toStandardReceiver ? connection.format.wireDescription : connection.format.description
-                    print("  \(pad(connection.state.rawValue, 8)) \(local) \(arrow) \(other)  \(format)  [\(connection.id)]")
+                    print("  \(pad(connection.state.rawValue, 8)) \(local) \(arrow) \(other)  \(format)  [\(connection.id)]"
+                        + (connection.failureReason.map { "  \($0)" } ?? ""))
                 }
             }
         }

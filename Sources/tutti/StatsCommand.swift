@@ -106,6 +106,7 @@ struct StatsCommand: AsyncParsableCommand {
         if let drift = stat.driftPartsPerMillion, let ratio = stat.resamplingRatio {
             parts.append("drift \(drift >= 0 ? "+" : "")\(fixed(drift, 1)) ppm, ratio \(String(format: "%.6f", ratio))")
         }
+        if let reason = stat.failureReason { parts.append("output failed: \(reason)") }
         if stat.deviceOverruns > 0 {
             parts.append("device stalled: \(stat.deviceOverruns) periods skipped")
         }

@@ -107,6 +107,9 @@ public struct WAVAudio: Sendable {
 /// Writes a WAV file incrementally. The header's sizes are rewritten by `flush()` (call it every second
 /// or so) and on `close()`, so a recording cut short by a crash is still a valid file up to the last flush.
 ///
+/// Every write reports the system's error (a full disk: ENOSPC; a failing device: EIO) as a `SystemError`
+/// with its errno; what failed to be written is not in the file.
+///
 /// Thread-safe: no; a file-writer thread owns it (never the device thread: it does blocking I/O).
 public final class WAVWriter {
     public let path: String
@@ -117,46 +120,64 @@ public final class WAVWriter {
     private var dataBytes = 0
     private var scratch = [UInt8]()
 
-    public init(path: String, sampleRate: Int, channels: Int, encoding: WAVEncoding) throws(SystemError) {
-        guard let file = fopen(path, "wb") else { throw .current("create \(path)") }
+    /// Creates the file and writes a header for zero frames.
+    ///
+    /// - Parameter replacing: whether an existing file at `path` is truncated (`true`) or refused with
+    ///   errno `EEXIST` (`false`: the file is created exclusively, `O_EXCL`, so no recording is overwritten).
+    /// - Throws: the `SystemError` of `fopen` or of writing the header.
+    public init(path: String, sampleRate: Int, channels: Int, encoding: WAVEncoding, replacing: Bool = true) throws(SystemError) {
+        guard let file = fopen(path, replacing ? "wb" : "wbx") else { throw .current("create \(path)") }
         self.path = path
         self.sampleRate = sampleRate
         self.channels = channels
         self.encoding = encoding
         self.file = file
-        writeHeader()
+        try writeHeader()
     }
 
-    deinit { close() }
+    deinit { try? close() }
+
+    /// Frames written so far (whole frames of `channels` samples).
+    public var frames: Int { dataBytes / (channels * encoding.bytesPerSample) }
 
     /// Appends interleaved samples (clamped to [-1, 1]).
-    public func write(_ samples: UnsafeBufferPointer<Float>) {
+    ///
+    /// - Throws: the `SystemError` of `fwrite` when the bytes could not all be written (they are not counted).
+    public func write(_ samples: UnsafeBufferPointer<Float>) throws(SystemError) {
         guard let file else { return }
         let width = encoding.bytesPerSample
         if scratch.count < samples.count * width { scratch = [UInt8](repeating: 0, count: samples.count * width) }
         scratch.withUnsafeMutableBytes { encoding.encode(samples, into: $0) }
-        fwrite(scratch, 1, samples.count * width, file)
-        dataBytes += samples.count * width
+        let written = fwrite(scratch, 1, samples.count * width, file)
+        dataBytes += written - written % width
+        if written < samples.count * width { throw .current("write \(path)") }
     }
 
     /// Rewrites the header with the current sizes and flushes to the OS.
-    public func flush() {
+    ///
+    /// - Throws: the `SystemError` of writing the header or of `fflush` (e.g. ENOSPC for data still buffered).
+    public func flush() throws(SystemError) {
         guard let file else { return }
+        if fflush(file) != 0 { throw .current("write \(path)") }
         let position = ftell(file)
-        writeHeader()
+        try writeHeader()
         fseek(file, position, SEEK_SET)
-        fflush(file)
+        if fflush(file) != 0 { throw .current("write \(path)") }
     }
 
-    /// Finalises the header and closes the file. Idempotent.
-    public func close() {
-        guard file != nil else { return }
-        flush()
-        fclose(file)
-        file = nil
+    /// Finalises the header and closes the file (also when finalising fails). Idempotent.
+    ///
+    /// - Throws: the `SystemError` of the last flush or of `fclose`.
+    public func close() throws(SystemError) {
+        guard let file else { return }
+        var failure: SystemError?
+        do { try flush() } catch { failure = error }
+        if fclose(file) != 0, failure == nil { failure = .current("close \(path)") }
+        self.file = nil
+        if let failure { throw failure }
     }
 
-    private func writeHeader() {
+    private func writeHeader() throws(SystemError) {
         guard let file else { return }
         fseek(file, 0, SEEK_SET)
         var header = [UInt8]()
@@ -175,6 +196,6 @@ public final class WAVWriter {
         append16(encoding.bitsPerSample)
         header += Array("data".utf8)
         append32(dataBytes)
-        fwrite(header, 1, header.count, file)
+        if fwrite(header, 1, header.count, file) < header.count { throw .current("write \(path)") }
     }
 }

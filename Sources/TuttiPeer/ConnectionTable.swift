@@ -82,6 +82,12 @@ final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable {
         }
     }
 
+    /// Whether every slot is empty: no connection published, and none still being withdrawn by a `remove`
+    /// that waits for the device thread. Control plane only.
+    var isEmpty: Bool {
+        (0..<capacity).allSatisfy { states[$0].load(ordering: .acquiring) == SlotState.empty.rawValue }
+    }
+
     /// Every published connection. Control plane only.
     var all: [Connection] {
         (0..<capacity).compactMap { index in

@@ -61,6 +61,7 @@ public actor Peer {
             guard seen.insert(port.descriptor.name).inserted else {
                 throw PeerError("two ports are named '\(port.descriptor.name)'")
             }
+            try port.checkOutput()
         }
         let jack = try openJACK(for: &configuration)
         let id = try PeerIdentity.load(name: configuration.name, directory: configuration.stateDirectory)
@@ -261,11 +262,7 @@ public actor Peer {
     }
 
     private func describe() -> PeerDescription {
-        let connections = sending.values.map { $0.connection.summary } + receiving.values.map { entry in
-            var summary = entry.connection.summary
-            summary.state = entry.connection.state
-            return summary
-        }
+        let connections = sending.values.map { $0.connection.summary } + receiving.values.map(\.connection.currentSummary)
         return PeerDescription(
             id: id, name: publishedName, host: Self.hostName, protocolVersion: ControlProtocol.version,
             ports: configuration.ports.map(\.descriptor), connections: connections.sorted { $0.id.rawValue < $1.id.rawValue },
@@ -320,6 +317,12 @@ public actor Peer {
             return .failure(refusal)
         }
         if let existing = await existingConnection(from: port.name, to: request.destination, at: request.destinationEndpoints) {
+            if existing.state == .failed {
+                // Connecting again would not mend the receiver's output: say what is wrong there.
+                return .failure(ControlFailure(
+                    .busy,
+                    "\(request.destination) cannot play: \(existing.failureReason ?? "its output failed") (\(source) is connected to it [\(existing.id)]; disconnect, mend the output, then connect again)"))
+            }
             logger.info("connect \(source) → \(request.destination): already connected [\(existing.id)]")
             return .alreadyConnected(existing)
         }
@@ -402,7 +405,8 @@ public actor Peer {
             .noCommonFormat, "\(source) is running at \(running) Hz \(reason); connect at \(running) Hz, or disconnect that first")
     }
 
-    /// The live sending connection from `portName` to `destination`, if there is one. A connection whose
+    /// The live sending connection from `portName` to `destination`, if there is one, with the receiving
+    /// end's state (and failure, if its output failed). A connection whose
     /// receiving peer no longer has it (it restarted, or dropped the stream) is removed here instead, so the
     /// pair can connect again. Asks the receiving peer where the request says it is now (one `describe`); if
     /// it does not answer there, the offer that follows fails and says so.
@@ -422,7 +426,11 @@ public actor Peer {
         guard let answer = try? await ControlClient.send(.describe, toAnyOf: endpoints, timeout: .seconds(1)),
             case .description(let other) = answer.0
         else { return nil }
-        if other.connections.contains(where: { $0.id == summary.id }) { return summary }
+        if let received = other.connections.first(where: { $0.id == summary.id }) {
+            var existing = summary
+            (existing.state, existing.failureReason) = (received.state, received.failureReason)
+            return existing
+        }
         await remove(summary.id, reason: "closed: \(destination.peer) no longer receives it", notify: false)
         return nil
     }
@@ -534,7 +542,8 @@ public actor Peer {
             try receiverPort.add(connection)
             receiving[offer.connectionID] = (connection, receiverPort)
             let conversion = connection.receiver.outputSampleRate != format.sampleRate ? ", converted to \(connection.receiver.outputSampleRate) Hz" : ""
-            logger.info("connection \(offer.connectionID): receiving \(offer.source) → \(destination) on UDP port \(connection.socket.localPort), \(format)\(conversion)")
+            let take = receiverPort.takePath.map { ", recording \($0)" } ?? ""
+            logger.info("connection \(offer.connectionID): receiving \(offer.source) → \(destination) on UDP port \(connection.socket.localPort), \(format)\(conversion)\(take)")
             return .answer(StreamAnswer(
                 connectionID: offer.connectionID, format: format, mediaPort: connection.socket.localPort, ssrc: ssrc,
                 payloadType: payloadType))
@@ -577,11 +586,15 @@ public actor Peer {
             if notify, let endpoint = entry.connection.peerEndpoint { await Self.notify(endpoint, of: id, reason: reason) }
         }
         if let entry = receiving.removeValue(forKey: id) {
-            await entry.port.remove(entry.connection)
+            let take = await entry.port.remove(entry.connection)
             lastStates[id] = nil
             let final = entry.connection.statistics()
             logger.info(
                 "connection \(id) (\(entry.connection.summary.source) → \(entry.connection.summary.destination)) \(reason); final: received \(final.packetsReceived), lost \(final.packetsLost), late \(final.packetsLate), duplicated \(final.packetsDuplicated), reordered \(final.packetsReordered), invalid \(final.packetsInvalid), concealed \(final.concealedFrames) frames, underruns \(final.underruns), pending \(final.packetsPending), FEC-recovered \(final.fecRecoveredFrames) frames")
+            if let take, let path = take.path {
+                logger.info(
+                    "receiver \(entry.port.descriptor.name): take \(path) closed, \((take.seconds * 10).rounded() / 10) s\(take.failure.map { " (\($0))" } ?? "")")
+            }
             if notify, let endpoint = entry.connection.peerEndpoint { await Self.notify(endpoint, of: id, reason: reason) }
         }
     }
@@ -631,7 +644,8 @@ public actor Peer {
         return "JACK server shut the client down: \(reason.isEmpty ? "no reason given" : reason)"
     }
 
-    /// Logs receiving connections that lose or regain their stream, and JACK events (checked four times a second).
+    /// Logs receiving connections that lose or regain their stream, a port whose output fails (once, at
+    /// error level) and JACK events (checked four times a second).
     private func watchConnections() async {
         while !stopped {
             try? await Task.sleep(for: .milliseconds(250))
@@ -643,6 +657,13 @@ public actor Peer {
                 lastStates[id] = state
                 let summary = entry.connection.summary
                 switch state {
+                case .failed:
+                    // One line per failure of the port's output, however many connections play into it.
+                    if let reason = entry.connection.sinkFailure?.claimReport() {
+                        let ids = receiving.filter { $0.value.port === entry.port }.keys.map(\.description).sorted()
+                        logger.error(
+                            "receiver \(entry.port.descriptor.name): \(reason) (connection\(ids.count == 1 ? "" : "s") \(ids.joined(separator: ", ")) failed)")
+                    }
                 case .lost:
                     logger.warning("connection \(id) from \(summary.source) lost: no packets for \(configuration.signalLossTimeout), playing silence")
                 case .playing where previous == .lost:

@@ -82,12 +82,34 @@ final class ReceiveConnection: @unchecked Sendable {
         thread = nil
     }
 
-    /// The connection's state as last published by the device thread. Any thread.
+    /// The port's sink failure record while the connection plays into it (set by the port, control plane).
+    var sinkFailure: SinkFailure?
+
+    /// The connection's state: `failed` once the port's output cannot be written, else the stream's state
+    /// as last published by the device thread. Control plane.
     var state: ConnectionState {
-        switch receiver.snapshot().state {
-        case .idle, .buffering: .buffering
-        case .playing: .playing
-        case .lost: .lost
+        Self.state(stream: receiver.snapshot().state, outputFailed: sinkFailure?.hasFailed == true)
+    }
+
+    /// Why the connection failed (nil unless `state` is `failed`). Control plane.
+    var failureReason: String? { sinkFailure?.reason }
+
+    /// The summary for `tutti ls`, with the current state and failure reason. Control plane.
+    var currentSummary: ConnectionSummary {
+        var current = summary
+        current.state = state
+        current.failureReason = failureReason
+        return current
+    }
+
+    /// What a receiving connection shows: a failed output overrides the stream (its audio goes nowhere,
+    /// however well it arrives); otherwise the stream's state. Pure.
+    static func state(stream: JitterBufferState, outputFailed: Bool) -> ConnectionState {
+        if outputFailed { return .failed }
+        switch stream {
+        case .idle, .buffering: return .buffering
+        case .playing: return .playing
+        case .lost: return .lost
         }
     }
 
@@ -112,6 +134,7 @@ final class ReceiveConnection: @unchecked Sendable {
             statistics.driftPartsPerMillion = drift.partsPerMillion
             statistics.resamplingRatio = drift.ratio
         }
+        statistics.failureReason = failureReason
         statistics.stretchedMilliseconds = Double(figures.stretchedFrames) * 1000 / rate
         statistics.skippedMilliseconds = Double(figures.skippedFrames) * 1000 / rate
         statistics.setLevel(receiver.levelReading())

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import TuttiCore
 import TuttiIO
 import TuttiJACK
@@ -6,12 +9,19 @@ import TuttiWire
 
 /// A receiver port at run time: a paced device clock, the connections it plays, their mix, and its sink.
 ///
-/// The clock starts with the first connection, at that connection's rate, and then runs until the peer
-/// stops (its sink is one file or pipe at one rate): after the last connection goes, or while a sender is
-/// lost, it keeps writing silence. A `jack` port has no clock or sink writer: once attached to the peer's
-/// JACK client (`attachJACK`), the client's process callback renders its connections into the JACK output
-/// ports every cycle at the server's rate. Control plane: `attachJACK`, `add`, `remove` (the peer). Device
-/// thread (clock or JACK): the clock's closure or `JACKReceiverProcessor`.
+/// A `wav` (or `null`) port records takes: the device clock and the sink start with the port's first
+/// connection, at that connection's rate, and stop when its last connection goes (the file is closed with a
+/// final header and its `.timing.json` sidecar). The next connection starts a new take, in a new file named
+/// by `TakeNaming` (`foh.wav`, `foh-2.wav`…, never overwriting a file), possibly at another rate. While
+/// nothing is connected nothing runs and nothing is written; a lost sender (still connected) keeps its take
+/// going with silence, a real gap. A `stdout` port starts with its first connection and then runs until the
+/// peer stops, writing silence between connections: a raw stream has no header to announce a new rate, and
+/// a player reading it (`aplay`) keeps playing instead of running dry; its rate stays the first one.
+///
+/// A `jack` port has no clock or sink writer: once attached to the peer's JACK client (`attachJACK`), the
+/// client's process callback renders its connections into the JACK output ports every cycle at the server's
+/// rate. Control plane: `attachJACK`, `add`, `remove`, `shutdown` (the peer). Device thread (clock or JACK):
+/// the clock's closure or `JACKReceiverProcessor`.
 final class ReceiverPort: @unchecked Sendable {
     let configuration: PortConfiguration
     let sink: AudioSink
@@ -20,13 +30,19 @@ final class ReceiverPort: @unchecked Sendable {
     private var clock: PacedDeviceClock?
 
     /// Periods the port's device clock skipped because its thread stalled for more than 100 ms (their
-    /// audio is lost). Control plane.
+    /// audio is lost), in the current take. Control plane.
     var deviceOverruns: UInt64 { clock?.overruns ?? 0 }
     private var writer: SinkWriter?
     /// The JACK client and this port's handler state, for a `jack` port.
     private var jack: (client: JACKClient, processor: UnsafeMutablePointer<JACKReceiverProcessor>)?
     private let mix: UnsafeMutableBufferPointer<Float>
     private(set) var activeSampleRate: Int?
+    /// The file names of a `wav` port's takes (nil for other sinks).
+    private let takeNaming: TakeNaming?
+    /// The number of the last take started (0: none yet).
+    private var lastTake = 0
+    /// The file of the take being recorded (nil between takes and for other sinks).
+    private(set) var takePath: String?
 
     var descriptor: PortDescriptor { configuration.descriptor }
     var connections: [ReceiveConnection] { table.all }
@@ -38,6 +54,7 @@ final class ReceiverPort: @unchecked Sendable {
         self.configuration = configuration
         self.sink = sink
         self.periodFrames = periodFrames
+        if case .wavFile(let path) = sink { takeNaming = TakeNaming(path: path) } else { takeNaming = nil }
         mix = .allocate(capacity: periodFrames * configuration.descriptor.channels)
         mix.initialize(repeating: 0)
     }
@@ -73,7 +90,10 @@ final class ReceiverPort: @unchecked Sendable {
         }
     }
 
-    /// Starts playing `connection` (and the port's clock and sink, the first time).
+    /// Starts playing `connection` (and, when the port is idle, its clock and sink: a new take).
+    ///
+    /// - Throws: a one-line `PeerError` when the port runs at another rate, has no free slot, cannot create
+    ///   the take's file, or its output has failed for good (a `stdout` port whose pipe is closed).
     func add(_ connection: ReceiveConnection) throws(PeerError) {
         let format = connection.format
         let deviceRate = connection.receiver.outputSampleRate
@@ -88,42 +108,112 @@ final class ReceiverPort: @unchecked Sendable {
             }
             return
         }
-        if writer == nil {
-            writer = try SinkWriter(
-                sink: sink, sampleRate: deviceRate, channels: descriptor.channels,
-                sampleFormat: format.sampleFormat.isPCM ? format.sampleFormat : .l24)
-            activeSampleRate = deviceRate
+        if let reason = writer?.failure?.reason {
+            throw PeerError("\(descriptor.name) cannot play: \(reason)")
         }
+        if writer == nil {
+            try startTake(sampleRate: deviceRate, sampleFormat: format.sampleFormat.isPCM ? format.sampleFormat : .l24)
+        }
+        connection.sinkFailure = writer?.failure
         connection.start()
         guard table.insert(connection) else {
             connection.stop()
+            endTakeIfIdle()
             throw PeerError("\(descriptor.name) has too many connections")
-        }
-        if clock == nil {
-            let table = table
-            let captureClock = captureClock
-            nonisolated(unsafe) let mix = mix
-            let channels = descriptor.channels
-            let ring = writer!.ring
-            let timing = writer!.timing
-            let newClock = PacedDeviceClock(
-                name: "tutti-recv-\(descriptor.name)", sampleRate: deviceRate, periodFrames: periodFrames
-            ) { periodTime, frames in
-                let count = frames * channels
-                Self.mixPeriod(of: table, into: mix, channels: channels, frames: frames, now: periodTime, captureClock: captureClock)
-                timing.noteFirstPeriod(
-                    hostTime: periodTime.nanoseconds, sessionTime: captureClock.now(on: .linkGhost, at: periodTime))
-                ring.write(UnsafeBufferPointer(rebasing: mix[0..<count]))
-            }
-            clock = newClock
-            newClock.start()
         }
     }
 
-    /// Stops playing `connection` and its network thread.
-    func remove(_ connection: ReceiveConnection) async {
+    /// Whether a port with `sink` records takes (its clock and sink stop when its last connection goes):
+    /// `wav` and `null` do; `stdout` runs on once started (see the class comment); `jack` follows its server.
+    static func recordsTakes(_ sink: AudioSink) -> Bool {
+        switch sink {
+        case .wavFile, .null: true
+        case .standardOutput, .jack: false
+        }
+    }
+
+    /// Opens the sink (a `wav` port: the take's new file) and starts the device clock at `sampleRate`.
+    private func startTake(sampleRate: Int, sampleFormat: SampleFormat) throws(PeerError) {
+        let output: SinkWriter.Output
+        switch sink {
+        case .wavFile:
+            let file = try createTakeFile(sampleRate: sampleRate, encoding: sampleFormat == .l16 ? .int16 : .int24)
+            output = .wav(file)
+            takePath = file.path
+        case .standardOutput(let encoding): output = .standardOutput(encoding)
+        case .null: output = .discard
+        case .jack: preconditionFailure("a JACK sink is played by its JACK client (JACKReceiverProcessor), not written")
+        }
+        let writer = SinkWriter(output: output, sampleRate: sampleRate, channels: descriptor.channels)
+        self.writer = writer
+        activeSampleRate = sampleRate
+        let table = table
+        let captureClock = captureClock
+        nonisolated(unsafe) let mix = mix
+        let channels = descriptor.channels
+        let ring = writer.ring
+        let timing = writer.timing
+        let newClock = PacedDeviceClock(
+            name: "tutti-recv-\(descriptor.name)", sampleRate: sampleRate, periodFrames: periodFrames
+        ) { periodTime, frames in
+            let count = frames * channels
+            Self.mixPeriod(of: table, into: mix, channels: channels, frames: frames, now: periodTime, captureClock: captureClock)
+            timing.noteFirstPeriod(
+                hostTime: periodTime.nanoseconds, sessionTime: captureClock.now(on: .linkGhost, at: periodTime))
+            ring.write(UnsafeBufferPointer(rebasing: mix[0..<count]))
+        }
+        clock = newClock
+        newClock.start()
+    }
+
+    /// Creates the next take's WAV file: the first of `foh.wav`, `foh-2.wav`… after the last take that does
+    /// not exist yet (created exclusively, so no file is ever overwritten).
+    private func createTakeFile(sampleRate: Int, encoding: WAVEncoding) throws(PeerError) -> WAVWriter {
+        guard let takeNaming else { preconditionFailure("only a wav port has takes") }
+        for number in takeNaming.candidates(after: lastTake) {
+            let path = takeNaming.path(ofTake: number)
+            do {
+                let file = try WAVWriter(
+                    path: path, sampleRate: sampleRate, channels: descriptor.channels, encoding: encoding, replacing: false)
+                lastTake = number
+                return file
+            } catch where error.errno == EEXIST {
+                continue
+            } catch {
+                throw PeerError("cannot record \(descriptor.name) to \(path): \(String(cString: strerror(error.errno)))")
+            }
+        }
+        throw PeerError("cannot record \(descriptor.name): \(TakeNaming.maximumTakes) takes of \(takeNaming.path) exist already")
+    }
+
+    /// A take that ended: its file (nil for a `null` port), its length and why it stopped early, if it did.
+    struct FinishedTake: Sendable {
+        var path: String?
+        var seconds: Double
+        var failure: String?
+    }
+
+    /// Stops playing `connection` and its network thread; when it was the last one of a port that records
+    /// takes, ends the take (clock stopped, file closed) and returns it.
+    func remove(_ connection: ReceiveConnection) async -> FinishedTake? {
         _ = await table.remove(connection, deviceRunning: clock != nil || jack?.client.isRunning == true)
         connection.stop()
+        return endTakeIfIdle()
+    }
+
+    /// Ends the take when no connection is left on a port that records takes. Control plane.
+    @discardableResult
+    private func endTakeIfIdle() -> FinishedTake? {
+        // Not while another `remove` still waits for the device thread to let its connection go.
+        guard Self.recordsTakes(sink), table.isEmpty, let writer else { return nil }
+        clock?.stop()
+        clock = nil
+        writer.stop()
+        self.writer = nil
+        let rate = Double(activeSampleRate ?? 1)
+        activeSampleRate = nil
+        defer { takePath = nil }
+        return FinishedTake(path: takePath, seconds: Double(writer.recordedFrames) / rate, failure: writer.failure?.reason)
     }
 
     /// Stops the clock (or closes the JACK client, before freeing this port's handler state), flushes and
@@ -138,5 +228,6 @@ final class ReceiverPort: @unchecked Sendable {
         for connection in table.all { connection.stop() }
         writer?.stop()
         writer = nil
+        takePath = nil
     }
 }

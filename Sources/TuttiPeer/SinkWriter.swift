@@ -10,38 +10,50 @@ import TuttiStream
 /// its sink on a thread of its own, so the device thread never does file I/O. A WAV file's header is
 /// rewritten every second, so the file is valid even if the peer is killed.
 ///
-/// Control plane: `init`, `stop`. Device thread: `ring.write`. Writer thread: internal.
+/// A write that fails (a closed pipe: EPIPE; a full disk: ENOSPC; a failing device: EIO) is recorded in
+/// `failure` and ends the writing: from then on the thread only empties the ring (the device thread never
+/// waits for it), and the control plane reports the failure. A WAV file is still closed with a valid header
+/// for what was written.
+///
+/// Control plane: `init`, `stop`, `failure`, `recordedFrames`. Device thread: `ring.write`, `timing`. Writer
+/// thread: internal.
 final class SinkWriter: @unchecked Sendable {
+    /// Where the audio goes, already opened by the port.
+    enum Output {
+        /// A take's WAV file (the writer closes it).
+        case wav(WAVWriter)
+        /// Raw PCM on standard output (file descriptor 1).
+        case standardOutput(RawPCMEncoding)
+        /// Nowhere (a `null` port: statistics only).
+        case discard
+    }
+
     let ring: SampleRing
     private let running = Atomic<Bool>(true)
+    private let frames = Atomic<Int>(0)
     private var thread: OSThread?
 
     /// When the recording began; a WAV sink saves it beside the file.
     let timing = RecordingTiming()
+    /// The sink's first write error (nil for a `discard` output, which cannot fail).
+    let failure: SinkFailure?
 
-    init(sink: AudioSink, sampleRate: Int, channels: Int, sampleFormat: SampleFormat) throws(PeerError) {
+    /// Frames written to the sink so far (after a failure: up to the failure). Any thread.
+    var recordedFrames: Int { frames.load(ordering: .relaxed) }
+
+    init(output: Output, sampleRate: Int, channels: Int) {
         ring = SampleRing(capacity: sampleRate * channels * 2)  // two seconds
         let ring = ring
-        enum Target {
-            case wav(WAVWriter)
-            case raw(RawPCMEncoding)
-            case discard
+        switch output {
+        case .wav(let writer): failure = SinkFailure(target: .file(path: writer.path))
+        case .standardOutput:
+            // A closed pipe must be an error this thread sees (EPIPE), not a signal that ends the peer.
+            signal(SIGPIPE, SIG_IGN)
+            failure = SinkFailure(target: .standardOutput)
+        case .discard: failure = nil
         }
-        nonisolated(unsafe) let target: Target
-        switch sink {
-        case .wavFile(let path):
-            do {
-                target = .wav(
-                    try WAVWriter(
-                        path: path, sampleRate: sampleRate, channels: channels,
-                        encoding: sampleFormat == .l16 ? .int16 : .int24))
-            } catch {
-                throw PeerError("cannot write \(path): \(error)")
-            }
-        case .standardOutput(let encoding): target = .raw(encoding)
-        case .null: target = .discard
-        case .jack: preconditionFailure("a JACK sink is played by its JACK client (JACKReceiverProcessor), not written")
-        }
+        let failure = failure
+        nonisolated(unsafe) let output = output
         let samplesPerFlush = sampleRate * channels
         thread = OSThread(name: "tutti-sink") { [self] in
             let chunk = UnsafeMutableBufferPointer<Float>.allocate(capacity: 4096)
@@ -58,35 +70,64 @@ final class SinkWriter: @unchecked Sendable {
                     usleep(5_000)
                     continue
                 }
+                if failure?.hasFailed == true { continue }  // what cannot be written is dropped
                 let samples = UnsafeBufferPointer(rebasing: chunk[0..<count])
-                switch target {
+                switch output {
                 case .wav(let writer):
-                    writer.write(samples)
-                    sinceFlush += count
-                    if sinceFlush >= samplesPerFlush {
-                        writer.flush()
-                        if !timingSaved { timingSaved = timing.save(besides: writer.path, sampleRate: sampleRate) }
-                        sinceFlush = 0
+                    do throws(SystemError) {
+                        try writer.write(samples)
+                        sinceFlush += count
+                        if sinceFlush >= samplesPerFlush {
+                            try writer.flush()
+                            if !timingSaved { timingSaved = timing.save(besides: writer.path, sampleRate: sampleRate) }
+                            sinceFlush = 0
+                        }
+                    } catch {
+                        failure?.record(errno: error.errno)
                     }
-                case .raw(let encoding):
+                    frames.store(writer.frames, ordering: .relaxed)
+                case .standardOutput(let encoding):
                     let width = encoding.layout.bytesPerSample
                     bytes.withUnsafeMutableBytes { encoding.layout.encode(samples, into: $0) }
-                    var written = 0
                     let total = count * width
-                    while written < total {
-                        let result = bytes.withUnsafeBytes { write(1, $0.baseAddress! + written, total - written) }
-                        if result <= 0 { break }
-                        written += result
+                    if Self.writeAll(bytes, count: total, to: STDOUT_FILENO, while: running, failure: failure) {
+                        frames.add(count / channels, ordering: .relaxed)
                     }
                 case .discard:
-                    break
+                    frames.add(count / channels, ordering: .relaxed)
                 }
             }
-            if case .wav(let writer) = target {
-                writer.close()
+            if case .wav(let writer) = output {
+                do throws(SystemError) { try writer.close() } catch { failure?.record(errno: error.errno) }
+                frames.store(writer.frames, ordering: .relaxed)
                 if !timingSaved { _ = timing.save(besides: writer.path, sampleRate: sampleRate) }
             }
         }
+    }
+
+    /// Writes `count` bytes of `bytes` to `descriptor`, retrying after interruptions and, on a non-blocking
+    /// descriptor, when the reader is slow (while `running`). Records any other error in `failure` and
+    /// returns whether everything was written. Writer thread.
+    private static func writeAll(
+        _ bytes: [UInt8], count: Int, to descriptor: Int32, while running: borrowing Atomic<Bool>, failure: SinkFailure?
+    ) -> Bool {
+        var written = 0
+        while written < count {
+            let result = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, count - written) }
+            if result > 0 {
+                written += result
+                continue
+            }
+            let error = result == 0 ? EIO : errno
+            if error == EINTR { continue }
+            if error == EAGAIN, running.load(ordering: .relaxed) {
+                usleep(1_000)
+                continue
+            }
+            failure?.record(errno: error)
+            return false
+        }
+        return true
     }
 
     /// Writes what is queued, closes the sink and waits. Control plane; idempotent.

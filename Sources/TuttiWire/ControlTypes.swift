@@ -154,6 +154,10 @@ public enum ConnectionState: String, Hashable, Sendable, Codable {
     case playing
     /// Receiver: no packet for over a second; playing silence, waiting for the stream to come back.
     case lost
+    /// Receiver: its port's output cannot be written (the pipe's reader has exited, the disk is full, the
+    /// device fails); packets still arrive but their audio is lost. The connection's `failureReason` says
+    /// what failed. (A peer older than this state cannot decode it.)
+    case failed
 }
 
 /// One live connection, as listed by `tutti ls`.
@@ -171,6 +175,8 @@ public struct ConnectionSummary: Hashable, Sendable, Codable {
     /// end, from older peers, and when the destination has no plain numeric address (a zoned link-local one).
     public var rtpDestination: RTPDestination?
     public var payloadType: UInt8?
+    /// Why the connection is `failed`, in one line (nil otherwise, and from older peers).
+    public var failureReason: String?
 
     public init(
         id: ConnectionID, role: ConnectionRole, source: PortReference, destination: PortReference,
@@ -287,6 +293,8 @@ public struct ConnectionStatistics: Hashable, Sendable, Codable {
     /// nil before the first window completes, and from peers that do not meter.
     public var peakDBFS: Double?
     public var rmsDBFS: Double?
+    /// Why the connection is `failed` (its port's output cannot be written), in one line; nil otherwise.
+    public var failureReason: String?
 
     public init(
         id: ConnectionID, role: ConnectionRole, source: PortReference, destination: PortReference,

@@ -180,7 +180,9 @@ struct ConnectCommand: AsyncParsableCommand {
                 if status == "connected" {
                     print("connected \(summary.source) → \(summary.destination): \(formatText) [\(summary.id)]")
                 } else {
-                    print("already connected \(summary.source) → \(summary.destination): \(formatText) [\(summary.id)]; nothing changed")
+                    // The receiving end's state, when it is not simply playing (still buffering, or its sender lost).
+                    let state = summary.state == .playing ? "" : " (\(summary.state.rawValue))"
+                    print("already connected \(summary.source) → \(summary.destination)\(state): \(formatText) [\(summary.id)]; nothing changed")
                 }
                 if let sdpText, sdp == nil { print(sdpText, terminator: "") }
             }

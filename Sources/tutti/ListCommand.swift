@@ -58,7 +58,9 @@ struct ListCommand: AsyncParsableCommand {
             // A standard RTP receiver buffers on its own: only what is on the wire is ours to show.
             let toStandardReceiver = connection.rtpDestination.map { $0.portReference == connection.destination } ?? false
             let format = toStandardReceiver ? connection.format.wireDescription : connection.format.description
-            lines.append("  \(pad(connection.state.rawValue, 8)) \(local) \(arrow) \(other)  \(format)  [\(connection.id)]")
+            lines.append(
+                "  \(pad(connection.state.rawValue, 8)) \(local) \(arrow) \(other)  \(format)  [\(connection.id)]"
+                    + (connection.failureReason.map { "  \($0)" } ?? ""))
         }
         return lines
     }

@@ -117,6 +117,10 @@ struct PeerCommand: AsyncParsableCommand {
             case "silence": configuration.concealment = .silence
             case let other: throw CLIError("--conceal must be repeat or silence, not '\(other)'")
             }
+            // Refused here, for --dry-run as for a real start, before anything starts.
+            for port in configuration.ports {
+                do throws(PeerError) { try port.checkOutput() } catch { throw CLIError(error.message) }
+            }
             if dryRun {
                 print(Self.summary(of: configuration))
                 return

@@ -27,6 +27,7 @@ struct StatsReport: Codable, Equatable {
                 var notes = [String]()
                 if !sending, let details = Self.details(of: stat) { notes.append(details) }
                 if let problem = stat.deviceProblem { notes.append("device stopped: " + problem) }
+                if let reason = stat.failureReason { notes.append("output failed: " + reason) }
                 rows.append(
                     TextTable.Row(
                         cells: [

@@ -37,8 +37,8 @@ final class WAVFileTests: XCTestCase {
             // Values on the encoding's grid, including both ends of the range.
             let samples: [Float] = [-1, -0.5, 0, 1 / scale, 0.25, (scale - 1) / scale]
             let writer = try WAVWriter(path: path, sampleRate: 44_100, channels: 2, encoding: encoding)
-            samples.withUnsafeBufferPointer { writer.write($0) }
-            writer.close()
+            try samples.withUnsafeBufferPointer { try writer.write($0) }
+            try writer.close()
             let audio = try WAVAudio.read(path: path)
             XCTAssertEqual(audio.sampleRate, 44_100)
             XCTAssertEqual(audio.channels, 2)
@@ -52,8 +52,8 @@ final class WAVFileTests: XCTestCase {
         let path = temporaryPath("clamp")
         defer { unlink(path) }
         let writer = try WAVWriter(path: path, sampleRate: 48_000, channels: 1, encoding: .int16)
-        [Float(1.5), -3, .nan].withUnsafeBufferPointer { writer.write($0) }
-        writer.close()
+        try [Float(1.5), -3, .nan].withUnsafeBufferPointer { try writer.write($0) }
+        try writer.close()
         XCTAssertEqual(try WAVAudio.read(path: path).samples, [32_767 / 32_768, -1, 0])
     }
 
@@ -61,11 +61,11 @@ final class WAVFileTests: XCTestCase {
         let path = temporaryPath("flush")
         defer { unlink(path) }
         let writer = try WAVWriter(path: path, sampleRate: 48_000, channels: 1, encoding: .int24)
-        [Float(0.5), 0.25].withUnsafeBufferPointer { writer.write($0) }
-        writer.flush()
+        try [Float(0.5), 0.25].withUnsafeBufferPointer { try writer.write($0) }
+        try writer.flush()
         // A crash now leaves valid sizes for what was flushed.
         XCTAssertEqual(try WAVAudio.read(path: path).samples, [0.5, 0.25])
-        writer.close()
+        try writer.close()
         // A data chunk whose size was never written (0) is read to the end of the file.
         var raw = bytes(of: path)
         raw[40...43] = [0, 0, 0, 0]
@@ -91,7 +91,7 @@ final class WAVFileTests: XCTestCase {
         }
         // 8-bit PCM is not supported: said so, with the format.
         let writer = try WAVWriter(path: path, sampleRate: 8_000, channels: 1, encoding: .int16)
-        writer.close()
+        try writer.close()
         var raw = bytes(of: path)
         raw[34] = 8
         write(raw, to: path)

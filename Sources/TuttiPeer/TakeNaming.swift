@@ -1,0 +1,47 @@
+/// The file names of a WAV receiver's takes. Take 1 is the configured path (`foh.wav`); take n ≥ 2 puts
+/// `-n` before the extension (`foh-2.wav`, `foh-3.wav`…; a path without an extension gets `foh-2`). The
+/// extension is what follows the last dot of the file name, unless that dot starts the name (`.wav` has
+/// none), and a dot in a directory name never counts (`takes.d/foh` → `takes.d/foh-2`).
+///
+/// A recorder never overwrites a file: the port creates each take exclusively and, when a name is taken
+/// (an earlier run's take, or any other file), moves on to the next number (`candidates(after:)`).
+/// Pure value type; any thread.
+struct TakeNaming: Hashable, Sendable {
+    /// The configured path: take 1's file.
+    let path: String
+
+    /// How many numbers `candidates(after:)` tries before giving up (a directory with 10 000 takes of one
+    /// port is a mistake, not a session).
+    static let maximumTakes = 10_000
+
+    /// The file of take `number` (1-based).
+    func path(ofTake number: Int) -> String {
+        precondition(number >= 1, "takes are numbered from 1")
+        guard number > 1 else { return path }
+        let nameStart = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
+        if let dot = path[nameStart...].lastIndex(of: "."), dot != nameStart {
+            return "\(path[..<dot])-\(number)\(path[dot...])"
+        }
+        return "\(path)-\(number)"
+    }
+
+    /// The directory the takes go to: the path up to its last `/` ("." for a bare name, "/" at the root).
+    var directory: String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let head = path[..<slash]
+        return head.isEmpty ? "/" : String(head)
+    }
+
+    /// Whether the path names a directory rather than a file (empty, or ending in `/`, `.` or `..`).
+    var isDirectoryPath: Bool {
+        let name = path.lastIndex(of: "/").map { path[path.index(after: $0)...] } ?? path[...]
+        return name.isEmpty || name == "." || name == ".."
+    }
+
+    /// The take numbers to try, in order, for the take after take `last` (0: none yet): `last + 1` up to
+    /// `maximumTakes`.
+    func candidates(after last: Int) -> ClosedRange<Int> {
+        let first = min(last + 1, Self.maximumTakes)
+        return first...Self.maximumTakes
+    }
+}

@@ -18,7 +18,8 @@ struct PeerCommand: AsyncParsableCommand {
                          wav    (path=FILE, loop=false)
                          stdin  (encoding=s16le|s24le|f32le, rate=48000)
                          jack   (connect=CLIENT:PORT_PREFIX) JACK input ports NAME_1…NAME_N
-              receivers: wav    (path=FILE)
+              receivers: wav    (path=FILE) one file per take: FILE, FILE-2, FILE-3…
+                         (each with FILE.timing.json: when its first frame played)
                          stdout (encoding=s16le|s24le|f32le)
                          null
                          jack   (connect=CLIENT:PORT_PREFIX) JACK output ports NAME_1…NAME_N

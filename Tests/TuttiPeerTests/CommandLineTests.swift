@@ -5,18 +5,6 @@ import XCTest
 
 /// The `tutti` binary's help and exit codes (it is built with the tests: `swift build --build-tests`).
 final class CommandLineTests: XCTestCase {
-    private var binary: URL {
-        // .build/<configuration>/tutti, next to the test executable.
-        Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent("tutti")
-    }
-
-    /// The one skip in these tests: only when the `tutti` product was not built (e.g. `swift test --filter`
-    /// after a partial build). `make test` (and so CI) builds it with `swift build --build-tests` first, so CI
-    /// always runs these tests; the lab tests drive the same binary end to end as well.
-    private func requireBinary() throws {
-        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: binary.path), "tutti binary not built at \(binary.path)")
-    }
-
     private func run(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
         let process = Process()
         process.executableURL = binary

@@ -14,7 +14,7 @@ struct LoopbackPeers {
     let directory: String
 
     init() {
-        directory = "/tmp/tutti-peer-tests-\(UInt32.random(in: 0 ... .max))"
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tutti-peer-tests-\(UInt32.random(in: 0 ... .max))").path
     }
 
     mutating func start(_ name: String, ports: [PortConfiguration]) async throws -> Peer {

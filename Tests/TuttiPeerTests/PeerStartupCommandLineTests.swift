@@ -16,7 +16,7 @@ final class PeerStartupCommandLineTests: XCTestCase {
 
     /// A directory of its own for each test, writable by `nobody` (the unprivileged peers run as it).
     private func scratchDirectory() throws -> String {
-        let path = "/tmp/tutti-startup-tests-\(UInt32.random(in: 0 ... .max))"
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("tutti-startup-tests-\(UInt32.random(in: 0 ... .max))").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         chmod(path, 0o777)
         addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }

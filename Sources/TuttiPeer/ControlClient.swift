@@ -53,14 +53,26 @@ public enum ControlClient {
     private static func exchange(_ request: ControlRequest, endpoint: ControlEndpoint, timeout: Duration) async throws
         -> ControlResponse?
     {
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        // The connection is wrapped in its NIOAsyncChannel only here, after the connect: a NIOAsyncChannel
+        // that is dropped before `executeThenClose` runs traps (NIO's writer precondition), and a connect
+        // whose task is cancelled by the timeout after the channel was set up would drop it. From the
+        // wrapping to `executeThenClose` there is no suspension point, so nothing can drop it there. (No
+        // read is missed before the handlers are in: the peer answers only after our request.)
+        let raw = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.milliseconds(Int64(timeout.seconds * 1000)))
             .connect(host: endpoint.host, port: Int(endpoint.port)) { channel in
-                channel.eventLoop.makeCompletedFuture {
+                channel.eventLoop.makeCompletedFuture { () throws -> any Channel in
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(ControlFrameDecoder()))
-                    return try NIOAsyncChannel<ControlFrame, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    return channel
                 }
             }
+        let channel: NIOAsyncChannel<ControlFrame, ByteBuffer>
+        do {
+            channel = try await raw.eventLoop.submit { try NIOAsyncChannel<ControlFrame, ByteBuffer>(wrappingChannelSynchronously: raw) }.get()
+        } catch {
+            try? await raw.close()
+            throw error
+        }
         return try await channel.executeThenClose { inbound, outbound in
             let frame = try ControlCodec.encodeRequest(ControlEnvelope(id: 1, message: request))
             try await outbound.write(ByteBuffer(bytes: frame))

@@ -14,13 +14,30 @@ final class ControlServer: Sendable {
     private let channel: NIOAsyncChannel<NIOAsyncChannel<ControlFrame, ByteBuffer>, Never>
     let port: UInt16
     private let malformedCount = ManagedCounter()
+    private let closing = Synchronization.Atomic<Bool>(false)
 
-    /// Binds the listener. Throws a one-line `PeerError` when the port is taken.
-    init(port: UInt16) async throws(PeerError) {
+    /// What every accepted connection is set up with: requests and answers are small and go out at once,
+    /// so Nagle's algorithm would only delay them. TCP_NODELAY lives at the TCP level (`tcpOption`): at
+    /// the socket level (`socketOption`) its number 1 is SO_DEBUG, which only root may set.
+    static let acceptedSocketOptions: [(ChannelOptions.Types.SocketOption, SocketOptionValue)] = [
+        (.tcpOption(.tcp_nodelay), 1)
+    ]
+
+    /// Binds the listener.
+    ///
+    /// - Parameter acceptedSocketOptions: set on every accepted connection; a failure to set one stops the
+    ///   server (`run` throws). Tests pass one that fails to see that path.
+    /// - Throws: a one-line `PeerError` that says what to do when the port is taken or privileged.
+    init(
+        port: UInt16, acceptedSocketOptions: [(ChannelOptions.Types.SocketOption, SocketOptionValue)] = acceptedSocketOptions
+    ) async throws(PeerError) {
         func bind(_ host: String) async throws -> NIOAsyncChannel<NIOAsyncChannel<ControlFrame, ByteBuffer>, Never> {
-            try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            var bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            for (option, value) in acceptedSocketOptions {
+                bootstrap = bootstrap.childChannelOption(option, value: value)
+            }
+            return try await bootstrap
                 .bind(host: host, port: Int(port)) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(ControlFrameDecoder()))
@@ -34,7 +51,7 @@ final class ControlServer: Sendable {
             do {
                 channel = try await bind("0.0.0.0")
             } catch {
-                throw PeerError("cannot listen on control port \(port): \(ControlClient.describe(error))")
+                throw ControlPortProblem.describe(error, port: port)
             }
         }
         self.port = UInt16(channel.channel.localAddress?.port ?? Int(port))
@@ -44,7 +61,10 @@ final class ControlServer: Sendable {
     var malformedRequests: Int { malformedCount.value }
 
     /// Serves until `close()`; returns when the listener is closed.
-    func run(logger: Logger, handler: @escaping Handler) async {
+    ///
+    /// - Throws: a one-line `PeerError` when the listener fails on its own (a connection that cannot be set
+    ///   up, the socket closed under it): the peer can no longer be reached.
+    func run(logger: Logger, handler: @escaping Handler) async throws(PeerError) {
         do {
             try await withThrowingDiscardingTaskGroup { group in
                 try await channel.executeThenClose { inbound in
@@ -52,9 +72,13 @@ final class ControlServer: Sendable {
                         group.addTask { await self.serve(connection, logger: logger, handler: handler) }
                     }
                 }
+                // The listener is closed: end the connections still open too, or a client that keeps one
+                // open and idle would keep the peer from ever stopping.
+                group.cancelAll()
             }
         } catch {
-            logger.debug("control server stopped: \(error)")
+            guard !closing.load(ordering: .acquiring) else { return }
+            throw PeerError("the control channel failed: \(ControlClient.describe(error))")
         }
     }
 
@@ -91,8 +115,9 @@ final class ControlServer: Sendable {
         }
     }
 
-    /// Stops listening. Open connections finish their current request.
+    /// Stops listening; `run` then ends the connections still open and returns.
     func close() async {
+        closing.store(true, ordering: .releasing)
         try? await channel.channel.close()
     }
 

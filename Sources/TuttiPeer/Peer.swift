@@ -15,7 +15,7 @@ import TuttiWire
 /// describe, statistics) and discovery events; audio runs on the ports' device threads and the connections'
 /// network threads, which the actor only starts, stops and reads counters from.
 ///
-/// Usage: `let peer = try await Peer.start(configuration, logger:)`, then `await peer.run()` until
+/// Usage: `let peer = try await Peer.start(configuration, logger:)`, then `try await peer.run()` until
 /// `await peer.stop()`.
 public actor Peer {
     public let configuration: PeerConfiguration
@@ -24,6 +24,10 @@ public actor Peer {
     public nonisolated let controlPort: UInt16
     private let logger: Logger
     private let server: ControlServer
+    /// Held while the peer runs: no other peer takes its name in its state directory.
+    private let nameLock: PeerNameLock
+    /// Why the control channel failed, when it did: `run()` throws it.
+    private var failure: PeerError?
     private var discovery: ServiceDiscovery?
     /// Discovery events, in the order Avahi reported them, consumed by `run()`.
     private let discoveryEvents: AsyncStream<DiscoveryEvent>
@@ -49,10 +53,16 @@ public actor Peer {
 
     /// Starts a peer: loads its identity, binds the control channel, publishes and browses through Avahi.
     ///
-    /// - Throws: a one-line `PeerError` (bad port names, port taken, state file not writable, no JACK server
-    ///   for `jack` ports, JACK client or port names taken).
+    /// - Throws: a one-line `PeerError` (bad port names, a peer of this name already running with this state
+    ///   directory, control port taken, state directory not writable, no JACK server for `jack` ports, JACK
+    ///   client or port names taken).
     public static func start(_ configuration: PeerConfiguration, logger: Logger) async throws(PeerError) -> Peer {
         var configuration = configuration
+        // The name is published through DNS-SD (at most 63 bytes) and names the peer's state files.
+        let name = configuration.name
+        guard (1...63).contains(name.utf8.count), !name.contains("/"), !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw PeerError("invalid peer name '\(name)': use 1–63 bytes, without '/' or control characters")
+        }
         var seen = Set<String>()
         for port in configuration.ports {
             guard PortDescriptor.isValidName(port.descriptor.name) else {
@@ -63,8 +73,13 @@ public actor Peer {
             }
             try port.checkOutput()
         }
+        let (id, nameLock) = try PeerIdentity.claim(name: configuration.name, directory: configuration.stateDirectory)
         let jack = try openJACK(for: &configuration)
-        let id = try PeerIdentity.load(name: configuration.name, directory: configuration.stateDirectory)
+        let server: ControlServer
+        do throws(PeerError) { server = try await ControlServer(port: configuration.controlPort) } catch {
+            jack?.close()
+            throw error
+        }
         if configuration.realtimePriority > 0 {
             switch RealtimeScheduling.enable(priority: configuration.realtimePriority) {
             case .granted(let priority):
@@ -76,7 +91,6 @@ public actor Peer {
         } else {
             RealtimeScheduling.disable()
         }
-        let server = try await ControlServer(port: configuration.controlPort)
         var link: LinkService?
         if let linkConfiguration = configuration.link {
             do {
@@ -88,7 +102,8 @@ public actor Peer {
                 logger.warning("cannot run the beat clock (\(error)); media is timed on the wall clock")
             }
         }
-        let peer = Peer(configuration: configuration, id: id, server: server, link: link, jack: jack, logger: logger)
+        let peer = Peer(
+            configuration: configuration, id: id, nameLock: nameLock, server: server, link: link, jack: jack, logger: logger)
         do throws(PeerError) {
             try await peer.startJACK()
         } catch {
@@ -155,13 +170,15 @@ public actor Peer {
     }
 
     private init(
-        configuration: PeerConfiguration, id: PeerID, server: ControlServer, link: LinkService?, jack: JACKClient?, logger: Logger
+        configuration: PeerConfiguration, id: PeerID, nameLock: PeerNameLock, server: ControlServer, link: LinkService?,
+        jack: JACKClient?, logger: Logger
     ) {
         self.configuration = configuration
         self.link = link
         self.jack = jack
         let captureClock = CaptureClockSource(link: link)
         self.id = id
+        self.nameLock = nameLock
         self.server = server
         self.controlPort = server.port
         self.logger = logger
@@ -186,18 +203,32 @@ public actor Peer {
     public var name: String { publishedName }
 
     /// Serves control requests and watches connections until `stop()`.
-    public func run() async {
+    ///
+    /// - Throws: a one-line `PeerError` when the control channel fails (logged at error level; the peer
+    ///   stops, as nobody could reach it any more).
+    public func run() async throws(PeerError) {
         logger.info(
             "peer \(publishedName) (id \(id.short)) listening for control on port \(controlPort); ports: \(configuration.ports.map { "\($0.descriptor.name) (\($0.descriptor.kind))" }.joined(separator: ", "))")
         await withDiscardingTaskGroup { group in
             group.addTask { [server, logger] in
-                await server.run(logger: logger) { request, remote in await self.handle(request, remoteHost: remote) }
+                do throws(PeerError) {
+                    try await server.run(logger: logger) { request, remote in await self.handle(request, remoteHost: remote) }
+                } catch {
+                    await self.controlChannelFailed(error)
+                }
             }
             group.addTask { await self.watchConnections() }
             group.addTask {
                 for await event in self.discoveryEvents { await self.discoveryEvent(event) }
             }
         }
+        if let failure { throw failure }
+    }
+
+    private func controlChannelFailed(_ error: PeerError) async {
+        logger.error("\(error.message); the peer cannot be reached, so it stops")
+        failure = error
+        await stop()
     }
 
     /// Tears every connection down (telling the other ends), withdraws the DNS-SD service, flushes sinks and
@@ -231,6 +262,7 @@ public actor Peer {
         for port in receiverPorts.values { port.shutdown() }
         jack?.close()
         await server.close()
+        nameLock.release()
         link?.stop()
         logger.info("peer \(publishedName) stopped")
     }

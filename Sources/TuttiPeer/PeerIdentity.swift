@@ -6,6 +6,16 @@ import TuttiCore
 /// Loads the peer's stable ID from `<directory>/<name>.id`, creating the directory and a new random ID the
 /// first time. Control plane (blocking file I/O at start-up).
 enum PeerIdentity {
+    /// Takes the name (`PeerNameLock`: one running peer per name and state directory), then loads its ID.
+    ///
+    /// - Throws: a one-line `PeerError`: the name is taken (by which process), or the state directory is
+    ///   not writable (and how to choose another).
+    static func claim(name: String, directory: String) throws(PeerError) -> (id: PeerID, lock: PeerNameLock) {
+        try makeDirectories(directory)
+        let lock = try PeerNameLock.acquire(name: name, directory: directory)
+        return (try load(name: name, directory: directory), lock)
+    }
+
     static func load(name: String, directory: String) throws(PeerError) -> PeerID {
         let path = "\(directory)/\(name).id"
         if let text = readFile(path), let id = PeerID(text.trimmingCharacters()) { return id }
@@ -13,7 +23,8 @@ enum PeerIdentity {
         var generator = SystemRandomNumberGenerator()
         let id = PeerID.random(using: &generator)
         guard let file = fopen(path, "w") else {
-            throw PeerError("cannot write the peer's state file \(path): \(String(cString: strerror(errno)))")
+            throw PeerError(
+                "cannot write the peer's state file \(path) (\(String(cString: strerror(errno)))); choose a writable state directory with --state-dir DIR")
         }
         fputs(id.rawValue + "\n", file)
         fclose(file)
@@ -40,7 +51,8 @@ enum PeerIdentity {
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
             current += "/" + component
             if mkdir(current, 0o755) != 0 && errno != EEXIST {
-                throw PeerError("cannot create \(current): \(String(cString: strerror(errno)))")
+                throw PeerError(
+                    "cannot create the state directory \(current) (\(String(cString: strerror(errno)))); choose a writable one with --state-dir DIR")
             }
         }
     }

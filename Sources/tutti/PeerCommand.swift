@@ -138,7 +138,11 @@ struct PeerCommand: AsyncParsableCommand {
 
             // Stop cleanly on SIGINT/SIGTERM: tear connections down, withdraw the service, finalise files.
             SignalHandling.setHandler { _ in Task { await peer.stop() } }
-            await peer.run()
+            do throws(PeerError) { try await peer.run() } catch {
+                // The peer has logged why at error level; say it here only if the log level hides that line.
+                if level > .error { throw CLIError(error.message) }
+                throw ExitCode.failure
+            }
         }
     }
 

@@ -5,10 +5,6 @@ import XCTest
 
 /// The `tutti` binary's help and exit codes (it is built with the tests: `swift build --build-tests`).
 final class CommandLineTests: XCTestCase {
-    private var binary: URL { URL(fileURLWithPath: TuttiBinary.path) }
-
-    private func requireBinary() throws { try TuttiBinary.require() }
-
     private func run(_ arguments: [String], in directory: String? = nil) throws -> (status: Int32, output: String, error: String) {
         let process = Process()
         process.executableURL = binary

@@ -9,19 +9,8 @@ import XCTest
 final class HostileControlInputTests: XCTestCase {
     /// Sends raw bytes to the peer's control port and returns everything it answers before closing.
     private func exchange(_ bytes: [UInt8], port: UInt16) throws -> [UInt8] {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        XCTAssertGreaterThanOrEqual(descriptor, 0)
+        let descriptor = connectedControlSocket(port: port)
         defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        XCTAssertEqual(connected, 0)
-        var timeout = timeval(tv_sec: 3, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
         var reply = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 4096)

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import TuttiPeer
 import TuttiWire
@@ -11,7 +14,7 @@ struct LoopbackPeers {
     let directory: String
 
     init() {
-        directory = "/tmp/tutti-peer-tests-\(UInt32.random(in: 0 ... .max))"
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tutti-peer-tests-\(UInt32.random(in: 0 ... .max))").path
     }
 
     mutating func start(_ name: String, ports: [PortConfiguration]) async throws -> Peer {
@@ -23,7 +26,10 @@ struct LoopbackPeers {
         logger.logLevel = .warning
         let peer = try await Peer.start(configuration, logger: logger)
         peers.append(peer)
-        tasks.append(Task { await peer.run() })
+        tasks.append(
+            Task {
+                do throws(PeerError) { try await peer.run() } catch { XCTFail("peer \(name) failed: \(error)") }
+            })
         return peer
     }
 
@@ -35,4 +41,22 @@ struct LoopbackPeers {
 
 extension Peer {
     nonisolated var endpoint: ControlEndpoint { ControlEndpoint(host: "127.0.0.1", port: controlPort) }
+}
+
+/// A raw TCP connection to a control port on 127.0.0.1 (receives time out after 3 s), for tests that send
+/// bytes no client would or look at the socket itself. Close it with `close`.
+func connectedControlSocket(port: UInt16, file: StaticString = #filePath, line: UInt = #line) -> Int32 {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    XCTAssertGreaterThanOrEqual(descriptor, 0, file: file, line: line)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    XCTAssertEqual(connected, 0, file: file, line: line)
+    var timeout = timeval(tv_sec: 3, tv_usec: 0)
+    setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    return descriptor
 }

@@ -9,9 +9,7 @@ import XCTest
 /// Output failures where the musician looks, against the `tutti` binary: a receiver whose pipe is closed
 /// (`tutti peer --receiver mon=stdout | aplay` without aplay) and WAV paths that cannot be recorded to.
 final class OutputFailureCommandLineTests: XCTestCase {
-    private var binary: String { TuttiBinary.path }
-
-    private func requireBinary() throws { try TuttiBinary.require() }
+    private var tutti: String { TuttiBinary.path }
 
     private func temporaryDirectory(_ name: String) throws -> String {
         let path = "/tmp/tutti-output-tests-\(getpid())-\(name)-\(UInt32.random(in: 0 ... .max))"
@@ -47,7 +45,7 @@ final class OutputFailureCommandLineTests: XCTestCase {
 
         // The receiver's standard output is a pipe whose reader is gone, as with `| aplay` on a host without aplay.
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
+        process.executableURL = URL(fileURLWithPath: tutti)
         process.arguments = [
             "peer", "--name", "rx", "--no-discovery", "--no-link", "--control-port", "0", "--realtime-priority", "0",
             "--state-dir", directory, "--receiver", "mon=stdout",
@@ -108,16 +106,16 @@ final class OutputFailureCommandLineTests: XCTestCase {
         // `ls --json` and `stats --json` say so, with the reason; so do the tables.
         let reason = "standard output is closed (the program reading it has exited: Broken pipe); nothing is played"
         let session = ["--no-discovery", "--peer", "127.0.0.1:\(port)", "--browse", "0.5"]
-        let list = try await runChildProcess(binary, ["ls", "--json"] + session, timeout: .seconds(20))
+        let list = try await runChildProcess(tutti, ["ls", "--json"] + session, timeout: .seconds(20))
         XCTAssertEqual(list.status, 0, list.error)
         XCTAssertEqual(try failedReasons(inJSON: list.output), [reason], list.output)
-        let statistics = try await runChildProcess(binary, ["stats", "--json"] + session, timeout: .seconds(20))
+        let statistics = try await runChildProcess(tutti, ["stats", "--json"] + session, timeout: .seconds(20))
         XCTAssertEqual(statistics.status, 0, statistics.error)
         XCTAssertEqual(try failedReasons(inJSON: statistics.output), [reason], statistics.output)
-        let table = try await runChildProcess(binary, ["ls"] + session, timeout: .seconds(20))
+        let table = try await runChildProcess(tutti, ["ls"] + session, timeout: .seconds(20))
         XCTAssertTrue(table.output.contains("  failed   mon ← tx:out"), table.output)
         XCTAssertTrue(table.output.contains(reason), table.output)
-        let stats = try await runChildProcess(binary, ["stats", "--count", "1", "--wide"] + session, timeout: .seconds(20))
+        let stats = try await runChildProcess(tutti, ["stats", "--count", "1", "--wide"] + session, timeout: .seconds(20))
         XCTAssertTrue(stats.output.contains("output failed: \(reason)"), stats.output)
 
         // A new connection to the dead output is refused, with the reason.
@@ -149,7 +147,7 @@ final class OutputFailureCommandLineTests: XCTestCase {
         let flags = ["peer", "--name", "rec", "--no-discovery", "--no-link", "--receiver", "foh=wav,path=\(missing)/foh.wav"]
         let line = "tutti: port foh: cannot record to \(missing)/foh.wav: directory \(missing) does not exist\n"
         for arguments in [flags + ["--dry-run"], flags + ["--control-port", "0", "--state-dir", "/tmp/tutti-output-tests-state-\(getpid())"]] {
-            let result = try await runChildProcess(binary, arguments, timeout: .seconds(10))
+            let result = try await runChildProcess(tutti, arguments, timeout: .seconds(10))
             XCTAssertEqual(result.status, 1, arguments.joined(separator: " "))
             XCTAssertEqual(result.error, line, arguments.joined(separator: " "))
             XCTAssertEqual(result.output, "")
@@ -163,12 +161,12 @@ final class OutputFailureCommandLineTests: XCTestCase {
             ("foh=wav,path=\(file)/foh.wav", "tutti: port foh: cannot record to \(file)/foh.wav: \(file) is not a directory\n"),
         ]
         for (spec, message) in refusals {
-            let result = try await runChildProcess(binary, ["peer", "--no-discovery", "--dry-run", "--receiver", spec], timeout: .seconds(10))
+            let result = try await runChildProcess(tutti, ["peer", "--no-discovery", "--dry-run", "--receiver", spec], timeout: .seconds(10))
             XCTAssertEqual(result.status, 1, spec)
             XCTAssertEqual(result.error, message, spec)
         }
         // A good path passes and is printed.
-        let good = try await runChildProcess(binary, ["peer", "--name", "rec", "--no-discovery", "--dry-run", "--receiver", "foh=wav,path=/tmp/foh.wav"], timeout: .seconds(10))
+        let good = try await runChildProcess(tutti, ["peer", "--name", "rec", "--no-discovery", "--dry-run", "--receiver", "foh=wav,path=/tmp/foh.wav"], timeout: .seconds(10))
         XCTAssertEqual(good.status, 0, good.error)
         XCTAssertTrue(good.output.contains("receiver foh \"foh.wav\": 2ch, 48000/44100/96000 Hz, L24/L16/OPUS, wav /tmp/foh.wav"), good.output)
     }
@@ -188,16 +186,16 @@ final class OutputFailureCommandLineTests: XCTestCase {
         // The test binary must be reachable by nobody too.
         let result = try await runChildProcess(
             "/usr/bin/setpriv",
-            ["--reuid=nobody", "--regid=nogroup", "--clear-groups", binary, "peer", "--no-discovery", "--dry-run", "--receiver", "foh=wav,path=\(directory)/foh.wav"],
+            ["--reuid=nobody", "--regid=nogroup", "--clear-groups", tutti, "peer", "--no-discovery", "--dry-run", "--receiver", "foh=wav,path=\(directory)/foh.wav"],
             timeout: .seconds(10))
-        try XCTSkipIf(result.error.contains("Permission denied") && !result.error.contains("tutti:"), "nobody cannot run \(binary): \(result.error)")
+        try XCTSkipIf(result.error.contains("Permission denied") && !result.error.contains("tutti:"), "nobody cannot run \(tutti): \(result.error)")
         XCTAssertEqual(result.status, 1, result.error)
         XCTAssertEqual(result.error, "tutti: port foh: cannot record to \(directory)/foh.wav: directory \(directory) is not writable (Permission denied)\n")
         // The same directory opened to everyone is accepted.
         chmod(directory, 0o777)
         let opened = try await runChildProcess(
             "/usr/bin/setpriv",
-            ["--reuid=nobody", "--regid=nogroup", "--clear-groups", binary, "peer", "--name", "rec", "--no-discovery", "--dry-run", "--receiver", "foh=wav,path=\(directory)/foh.wav"],
+            ["--reuid=nobody", "--regid=nogroup", "--clear-groups", tutti, "peer", "--name", "rec", "--no-discovery", "--dry-run", "--receiver", "foh=wav,path=\(directory)/foh.wav"],
             timeout: .seconds(10))
         XCTAssertEqual(opened.status, 0, opened.error)
     }

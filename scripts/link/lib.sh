@@ -55,7 +55,7 @@ fig() { FIG_KEYS+=("$1"); FIG[$1]=$2; echo "  $1: $2"; record figures.tsv "$1	$2
 le() { [[ -n ${1:-} && ${1:-} != null ]] && awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 between() { [[ -n ${1:-} && ${1:-} != null ]] && awk -v a="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(a >= lo && a <= hi) }'; }
 absle() { [[ -n ${1:-} && ${1:-} != null ]] && awk -v a="$1" -v b="$2" 'BEGIN { exit !((a < 0 ? -a : a) <= b) }'; }
-diff_ms() { [[ -n ${1:-} && -n ${2:-} ]] && awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (a - b) / 1e6 }'; }
+diff_ms() { if [[ -n ${1:-} && -n ${2:-} ]]; then awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (a - b) / 1e6 }'; fi; } # empty if either is
 max_of() { printf '%s\n' "$@" | sort -g | tail -n 1; }
 min_of() { printf '%s\n' "$@" | sort -g | head -n 1; }
 stats_ms() { # "median M, max X" of the arguments

@@ -17,6 +17,11 @@ shared), and dus = dphase * 60e6 / bpm_a microseconds. Reported per pair and poo
 n, median of the signed error (the constant offset), median / p95 / p99 / max of |error|, in beats
 and in microseconds.
 
+With --segments-us T, each pair's signed error is also split where it steps by more than T us and
+stays there (a re-measured ghost offset: Link replaces it as a step every 30 s), and every segment is
+reported on its own: its span, n, signed median, and the spread around that median (p99 and max of
+|error - median|). Instants within --guard-ms of a step are left out of both segments.
+
 Usage: agreement.py [options] FILE [FILE...]      (`-` reads stdin)
 Output: a one-line summary per pair and a pooled line on stdout; --json FILE writes the figures as
 JSON (`--json -`: JSON on stdout, summaries on stderr).
@@ -121,6 +126,46 @@ def stats(dbeats, dus):
     }
 
 
+def split_steps(ts, dus, jump_us, confirm=5, history=50):
+    """Indices where the signed error series steps by more than jump_us from the current segment's
+    running median (of its last `history` values) and stays beyond it for `confirm` instants."""
+    cuts = []
+    recent = []
+    i = 0
+    n = len(dus)
+    while i < n:
+        if recent:
+            ref = sorted(recent)[len(recent) // 2]
+            if abs(dus[i] - ref) > jump_us and i + confirm <= n and \
+                    all(abs(dus[j] - ref) > jump_us for j in range(i, i + confirm)):
+                cuts.append(i)
+                recent = []
+        recent.append(dus[i])
+        if len(recent) > history:
+            recent.pop(0)
+        i += 1
+    return cuts
+
+
+def segments(ts, dus, jump_us, guard_ns):
+    """The series cut at its steps; per segment: span, n, signed median, spread around the median."""
+    cuts = split_steps(ts, dus, jump_us)
+    bounds = [0] + cuts + [len(dus)]
+    out = []
+    for k in range(len(bounds) - 1):
+        lo_t = ts[bounds[k]] + (guard_ns if k > 0 else 0)
+        hi_t = ts[bounds[k + 1] - 1] - (guard_ns if k + 1 < len(bounds) - 1 else 0)
+        vals = [d for t, d in zip(ts[bounds[k]:bounds[k + 1]], dus[bounds[k]:bounds[k + 1]]) if lo_t <= t <= hi_t]
+        seg = {"start_ns": ts[bounds[k]], "end_ns": ts[bounds[k + 1] - 1], "n": len(vals)}
+        if vals:
+            med = pct(sorted(vals), 50)
+            dev = sorted(abs(d - med) for d in vals)
+            seg.update({"signed_median_us": round(med, 3), "p99_us": round(pct(sorted(abs(d) for d in vals), 99), 3),
+                        "spread_p99_us": round(pct(dev, 99), 3), "spread_max_us": round(dev[-1], 3)})
+        out.append(seg)
+    return out
+
+
 def summary_line(label, s):
     if not s.get("n"):
         return "%s: no common instants" % label
@@ -145,6 +190,10 @@ def main():
     p.add_argument("--settled-only", action="store_true",
                    help="skip instants where the streams' tempos differ (transients of a change)")
     p.add_argument("--ref", help="compare every stream with this one only (default: all pairs)")
+    p.add_argument("--segments-us", type=float, metavar="T",
+                   help="also split each pair's error where it steps by more than T us (re-measurements)")
+    p.add_argument("--guard-ms", type=float, default=5.0,
+                   help="with --segments-us: leave out instants this close to a step (default 5)")
     p.add_argument("--json", metavar="FILE", help="write the figures as JSON to FILE ('-' = stdout)")
     a = p.parse_args()
 
@@ -177,7 +226,7 @@ def main():
         pairs = [(streams[i], streams[j]) for i in range(len(streams)) for j in range(i + 1, len(streams))]
 
     step = int(a.step_ms * 1e6)
-    acc = {(x.name, y.name): ([], []) for x, y in pairs}
+    acc = {(x.name, y.name): ([], [], []) for x, y in pairs}
     skipped = 0
     grid = 0
     g = lo
@@ -197,6 +246,7 @@ def main():
             d = wrap(vx[0] - vy[0], q)
             acc[(x.name, y.name)][0].append(d)
             acc[(x.name, y.name)][1].append(d * 60e6 / vx[1])
+            acc[(x.name, y.name)][2].append(g)
         g += step
 
     result = {
@@ -212,12 +262,18 @@ def main():
     }
     all_b, all_us = [], []
     lines = []
-    for (xn, yn), (db, du) in acc.items():
+    for (xn, yn), (db, du, ts) in acc.items():
         s = stats(db, du)
+        if a.segments_us is not None and du:
+            s["segments"] = segments(ts, du, a.segments_us, a.guard_ms * 1e6)
         result["pairs"]["%s-%s" % (xn, yn)] = s
         all_b += db
         all_us += du
         lines.append(summary_line("%s vs %s" % (xn, yn), s))
+        for k, seg in enumerate(s.get("segments", []) if len(s.get("segments", [])) > 1 else []):
+            lines.append("  segment %d: %.3f s from %d, n=%d, signed median %s us, spread p99 %s us" % (
+                k + 1, (seg["end_ns"] - seg["start_ns"]) / 1e9, seg["start_ns"], seg["n"],
+                seg.get("signed_median_us"), seg.get("spread_p99_us")))
     result["all"] = stats(all_b, all_us)
     if len(acc) > 1:
         lines.append(summary_line("all pairs", result["all"]))

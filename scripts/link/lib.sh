@@ -55,7 +55,7 @@ fig() { FIG_KEYS+=("$1"); FIG[$1]=$2; echo "  $1: $2"; record figures.tsv "$1	$2
 le() { [[ -n ${1:-} && ${1:-} != null ]] && awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 between() { [[ -n ${1:-} && ${1:-} != null ]] && awk -v a="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(a >= lo && a <= hi) }'; }
 absle() { [[ -n ${1:-} && ${1:-} != null ]] && awk -v a="$1" -v b="$2" 'BEGIN { exit !((a < 0 ? -a : a) <= b) }'; }
-diff_ms() { [[ -n ${1:-} && -n ${2:-} ]] && awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (a - b) / 1e6 }'; }
+diff_ms() { if [[ -n ${1:-} && -n ${2:-} ]]; then awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (a - b) / 1e6 }'; fi; } # empty if either is
 max_of() { printf '%s\n' "$@" | sort -g | tail -n 1; }
 min_of() { printf '%s\n' "$@" | sort -g | head -n 1; }
 stats_ms() { # "median M, max X" of the arguments
@@ -203,10 +203,20 @@ stop_peers() { # NAME... : quit (BYEBYE) all at once, then TERM/KILL any that ha
 stop_peer() { stop_peers "$1"; }
 
 sample_window() { # SECONDS NAME... : sample every 1 ms on all NAMEs for SECONDS; sets WIN_START WIN_END
-  local secs=$1 n t x ids=()
+  local secs=$1
   shift
-  for n in "$@"; do send "$n" '{"cmd":"sample","every_ms":1}'; ids+=("$n:$LAST_ID"); done
+  sample_start "$@"
   nap "$secs"
+  sample_stop "$@"
+}
+SAMPLE_IDS=()
+sample_start() { # NAME... : every NAME samples every 1 ms from now on (sample_stop ends it)
+  local n
+  SAMPLE_IDS=()
+  for n in "$@"; do send "$n" '{"cmd":"sample","every_ms":1}'; SAMPLE_IDS+=("$n:$LAST_ID"); done
+}
+sample_stop() { # NAME... : ends the sampling sample_start began; sets WIN_START WIN_END (all sampling)
+  local n t x ids=("${SAMPLE_IDS[@]}")
   for n in "$@"; do send "$n" '{"cmd":"sample","every_ms":0}'; ids+=("$n:$LAST_ID"); done
   WIN_START=0
   WIN_END=""
@@ -214,9 +224,9 @@ sample_window() { # SECONDS NAME... : sample every 1 ms on all NAMEs for SECONDS
   for x in "${ids[@]}"; do
     t=$(ack_t "${x%%:*}" "${x#*:}")
     if ((k < total)); then
-      [[ -n $t ]] && ((t > WIN_START)) && WIN_START=$t
-    else
-      [[ -n $t ]] && { [[ -z $WIN_END ]] || ((t < WIN_END)); } && WIN_END=$t
+      if [[ -n $t ]] && ((t > WIN_START)); then WIN_START=$t; fi
+    elif [[ -n $t ]] && { [[ -z $WIN_END ]] || ((t < WIN_END)); }; then
+      WIN_END=$t
     fi
     k=$((k + 1))
   done

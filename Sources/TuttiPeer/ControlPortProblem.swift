@@ -1,3 +1,4 @@
+import TuttiIO
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -68,16 +69,5 @@ enum ControlPortProblem {
         return false
     }
 
-    private static func readText(_ path: String) -> String? {
-        guard let file = fopen(path, "r") else { return nil }
-        defer { fclose(file) }
-        var bytes = [UInt8]()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = fread(&buffer, 1, buffer.count, file)
-            if count <= 0 { break }
-            bytes += buffer.prefix(count)
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    private static func readText(_ path: String) -> String? { try? TextFile.read(path) }
 }

@@ -1,5 +1,6 @@
 import TOMLKit
 import TuttiCore
+import TuttiIO
 import TuttiPeer
 import TuttiWire
 
@@ -18,7 +19,7 @@ struct ConfigFile {
 
     static func load(path: String) throws -> ConfigFile {
         let text: String
-        do { text = try readText(path) } catch { throw CLIError("cannot read config \(path): \(error)") }
+        do { text = try TextFile.read(path) } catch { throw CLIError("cannot read config \(path): \(String(cString: strerror(error.errno)))") }
         let table: TOMLTable
         do { table = try TOMLTable(string: text) } catch let error as TOMLParseError {
             throw CLIError("config \(path): \(error.description) at line \(error.source.begin.line)")
@@ -124,17 +125,3 @@ struct ConfigFile {
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// Reads a whole text file.
-func readText(_ path: String) throws -> String {
-    guard let file = fopen(path, "r") else { throw CLIError(String(cString: strerror(errno))) }
-    defer { fclose(file) }
-    var bytes = [UInt8]()
-    var chunk = [UInt8](repeating: 0, count: 8192)
-    while true {
-        let count = fread(&chunk, 1, chunk.count, file)
-        if count <= 0 { break }
-        bytes += chunk[0..<count]
-    }
-    return String(decoding: bytes, as: UTF8.self)
-}

@@ -15,7 +15,7 @@ let package = Package(
     name: "Tutti",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "Tutti", targets: ["TuttiPeer"]),
+        .library(name: "Tutti", targets: ["TuttiPeer", "TuttiEngine"]),
         // The data plane alone (wire formats, PCM, jitter buffer, packetizer): for apps with their own I/O.
         .library(name: "TuttiMedia", targets: ["TuttiCore", "TuttiWire", "TuttiCodec", "TuttiResample", "TuttiStream"]),
         .executable(name: "tutti", targets: ["tutti"]),
@@ -61,12 +61,18 @@ let package = Package(
         // JACK: one client per peer whose process callback is the device clock of its jack ports.
         .target(name: "TuttiJACK", dependencies: ["TuttiCore", "TuttiIO", "CJack"], swiftSettings: strict),
 
-        // The embeddable peer: control plane (SwiftNIO) and the media engines.
+        // The media engine: one per peer; its device clocks (paced or JACK) drive every port and connection.
+        .target(
+            name: "TuttiEngine",
+            dependencies: ["TuttiCore", "TuttiWire", "TuttiCodec", "TuttiStream", "TuttiIO", "TuttiClock", "TuttiJACK"],
+            swiftSettings: strict),
+
+        // The embeddable peer: control plane (SwiftNIO) around its media engine.
         .target(
             name: "TuttiPeer",
             dependencies: [
                 "TuttiCore", "TuttiWire", "TuttiCodec", "TuttiStream", "TuttiSession", "TuttiIO",
-                "TuttiDiscovery", "TuttiClock", "TuttiJACK",
+                "TuttiDiscovery", "TuttiClock", "TuttiJACK", "TuttiEngine",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -76,7 +82,7 @@ let package = Package(
         .executableTarget(
             name: "tutti",
             dependencies: [
-                "TuttiPeer", "TuttiAnalysis", "TuttiIO",
+                "TuttiPeer", "TuttiEngine", "TuttiAnalysis", "TuttiIO",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
@@ -98,7 +104,8 @@ let package = Package(
         .testTarget(name: "TuttiIOTests", dependencies: ["TuttiIO"], swiftSettings: strict),
         .testTarget(name: "TuttiJACKTests", dependencies: ["TuttiJACK", "TuttiCore"], swiftSettings: strict),
         .testTarget(name: "TuttiDiscoveryTests", dependencies: ["TuttiDiscovery"], swiftSettings: strict),
-        .testTarget(name: "TuttiPeerTests", dependencies: ["TuttiPeer", "TuttiIO", "TuttiAnalysis"], swiftSettings: strict),
+        .testTarget(name: "TuttiPeerTests", dependencies: ["TuttiPeer", "TuttiEngine", "TuttiIO", "TuttiAnalysis"], swiftSettings: strict),
+        .testTarget(name: "TuttiEngineTests", dependencies: ["TuttiEngine", "TuttiTesting", "TuttiStream", "TuttiWire"], swiftSettings: strict),
         .testTarget(name: "TuttiCLITests", dependencies: ["tutti", "TuttiWire"], swiftSettings: strict),
     ]
 )

@@ -4,6 +4,7 @@ import Glibc
 import Logging
 import TuttiCore
 import TuttiDiscovery
+import TuttiEngine
 import TuttiIO
 import TuttiJACK
 import TuttiSession
@@ -71,7 +72,7 @@ public actor Peer {
             guard seen.insert(port.descriptor.name).inserted else {
                 throw PeerError("two ports are named '\(port.descriptor.name)'")
             }
-            try port.checkOutput()
+            do { try port.checkOutput() } catch { throw PeerError(error) }
         }
         let (id, nameLock) = try PeerIdentity.claim(name: configuration.name, directory: configuration.stateDirectory)
         let jack = try openJACK(for: &configuration)
@@ -135,8 +136,10 @@ public actor Peer {
     private func startJACK() throws(PeerError) {
         guard let jack else { return }
         for port in configuration.ports where port.isJACK {
-            if let sender = senderPorts[port.descriptor.name] { try sender.attachJACK(to: jack) }
-            if let receiver = receiverPorts[port.descriptor.name] { try receiver.attachJACK(to: jack) }
+            do {
+                if let sender = senderPorts[port.descriptor.name] { try sender.attachJACK(to: jack) }
+                if let receiver = receiverPorts[port.descriptor.name] { try receiver.attachJACK(to: jack) }
+            } catch { throw PeerError(error) }
         }
         do { try jack.activate() } catch { throw PeerError(error.message) }
         reportedJACK = jack.events
@@ -511,11 +514,14 @@ public actor Peer {
         _ summary: ConnectionSummary, to address: UDPAddress, peerEndpoint: ControlEndpoint?, ssrc: UInt32, payloadType: UInt8,
         from senderPort: SenderPort
     ) throws(PeerError) {
-        let socket = try senderPort.sendingSocket()
-        let connection = SendConnection(
-            summary: summary, destination: socket.destination(address), peerEndpoint: peerEndpoint, ssrc: ssrc,
-            payloadType: payloadType, maxPeriodFrames: configuration.periodFrames)
-        try senderPort.add(connection)
+        let connection: SendConnection
+        do {
+            let socket = try senderPort.sendingSocket()
+            connection = SendConnection(
+                summary: summary, destination: socket.destination(address), peerEndpoint: peerEndpoint, ssrc: ssrc,
+                payloadType: payloadType, maxPeriodFrames: configuration.periodFrames)
+            try senderPort.add(connection)
+        } catch { throw PeerError(error) }
         sending[summary.id] = (connection, senderPort)
         // A standard receiver (no peer endpoint) buffers on its own: the target latency is not ours to report.
         let format = peerEndpoint == nil ? summary.format.wireDescription : summary.format.description

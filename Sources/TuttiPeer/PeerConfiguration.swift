@@ -1,4 +1,5 @@
 import Logging
+import TuttiEngine
 import TuttiIO
 import TuttiStream
 import TuttiWire

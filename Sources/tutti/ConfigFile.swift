@@ -1,5 +1,6 @@
 import TOMLKit
 import TuttiCore
+import TuttiEngine
 import TuttiIO
 import TuttiPeer
 import TuttiWire

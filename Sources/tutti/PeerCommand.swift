@@ -5,6 +5,7 @@ import ArgumentParser
 import Dispatch
 import Logging
 import TuttiCore
+import TuttiEngine
 import TuttiPeer
 import TuttiWire
 
@@ -120,7 +121,7 @@ struct PeerCommand: AsyncParsableCommand {
             }
             // Refused here, for --dry-run as for a real start, before anything starts.
             for port in configuration.ports {
-                do throws(PeerError) { try port.checkOutput() } catch { throw CLIError(error.message) }
+                do throws(EngineError) { try port.checkOutput() } catch { throw CLIError(error.message) }
             }
             if dryRun {
                 print(Self.summary(of: configuration))

@@ -1,4 +1,5 @@
 import TuttiCore
+import TuttiEngine
 import TuttiIO
 import TuttiPeer
 

@@ -1,3 +1,4 @@
+import TuttiEngine
 import TuttiWire
 
 /// What `tutti stats` prints for one refresh: each peer's answer, as a table (`table`) or as one JSON object

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import TuttiEngine
 #endif
 import Logging
 import TuttiPeer

@@ -11,29 +11,29 @@ import TuttiWire
 /// Threads: the network thread receives datagrams into `receiver.accept`; the device thread calls
 /// `receiver.render` once per period; the control plane reads `state` and `statistics()`. Nothing on
 /// the two data threads allocates, locks or logs after `init`.
-final class ReceiveConnection: @unchecked Sendable {
-    let summary: ConnectionSummary
-    let socket: UDPSocket
-    let receiver: StreamReceiver
+package final class ReceiveConnection: @unchecked Sendable {
+    package let summary: ConnectionSummary
+    package let socket: UDPSocket
+    package let receiver: StreamReceiver
     /// The sender's control endpoint, for the teardown notice (nil when it reached us from elsewhere).
-    let peerEndpoint: ControlEndpoint?
+    package let peerEndpoint: ControlEndpoint?
     /// The clock the sender stamps capture times with.
-    let captureClock: CaptureClock
+    package let captureClock: CaptureClock
     private let running = Atomic<Bool>(true)
     private var thread: OSThread?
 
-    var id: ConnectionID { summary.id }
-    var format: StreamFormat { summary.format }
+    package var id: ConnectionID { summary.id }
+    package var format: StreamFormat { summary.format }
 
-    init(
+    package init(
         summary: ConnectionSummary, ssrc: UInt32, payloadType: UInt8, peerEndpoint: ControlEndpoint?,
         captureClock: CaptureClock, maxPeriodFrames: Int, signalLossTimeout: Duration, concealment: Concealment,
         outputSampleRate: Int, driftCompensation: Bool
-    ) throws(PeerError) {
+    ) throws(EngineError) {
         self.summary = summary
         self.captureClock = captureClock
         self.peerEndpoint = peerEndpoint
-        do { socket = try UDPSocket() } catch { throw PeerError("cannot open a UDP socket: \(error)") }
+        do { socket = try UDPSocket() } catch { throw EngineError("cannot open a UDP socket: \(error)") }
         receiver = StreamReceiver(
             format: summary.format, ssrc: ssrc, payloadType: payloadType, maxPeriodFrames: maxPeriodFrames,
             signalLossTimeout: signalLossTimeout, concealment: concealment,
@@ -43,7 +43,7 @@ final class ReceiveConnection: @unchecked Sendable {
 
     /// Frames by which decoded audio lags what the sender captured: the Opus encoder's lookahead (read from
     /// an encoder with the stream's settings), 0 for PCM. Control plane.
-    static func codecDelayFrames(of format: StreamFormat) -> Int {
+    package static func codecDelayFrames(of format: StreamFormat) -> Int {
         guard format.sampleFormat == .opus, let settings = format.opus,
             let encoder = try? OpusEncoder(settings: settings, channels: format.channels)
         else { return 0 }
@@ -56,7 +56,7 @@ final class ReceiveConnection: @unchecked Sendable {
     }
 
     /// Starts the network thread. Control plane.
-    func start() {
+    package func start() {
         let socket = socket
         let receiver = receiver
         thread = OSThread(name: "tutti-recv", realtime: true) { [self] in
@@ -76,26 +76,26 @@ final class ReceiveConnection: @unchecked Sendable {
     }
 
     /// Stops the network thread and waits for it. Control plane; idempotent.
-    func stop() {
+    package func stop() {
         running.store(false, ordering: .relaxed)
         thread?.join()
         thread = nil
     }
 
     /// The port's sink failure record while the connection plays into it (set by the port, control plane).
-    var sinkFailure: SinkFailure?
+    package var sinkFailure: SinkFailure?
 
     /// The connection's state: `failed` once the port's output cannot be written, else the stream's state
     /// as last published by the device thread. Control plane.
-    var state: ConnectionState {
+    package var state: ConnectionState {
         Self.state(stream: receiver.snapshot().state, outputFailed: sinkFailure?.hasFailed == true)
     }
 
     /// Why the connection failed (nil unless `state` is `failed`). Control plane.
-    var failureReason: String? { sinkFailure?.reason }
+    package var failureReason: String? { sinkFailure?.reason }
 
     /// The summary for `tutti ls`, with the current state and failure reason. Control plane.
-    var currentSummary: ConnectionSummary {
+    package var currentSummary: ConnectionSummary {
         var current = summary
         current.state = state
         current.failureReason = failureReason
@@ -104,7 +104,7 @@ final class ReceiveConnection: @unchecked Sendable {
 
     /// What a receiving connection shows: a failed output overrides the stream (its audio goes nowhere,
     /// however well it arrives); otherwise the stream's state. Pure.
-    static func state(stream: JitterBufferState, outputFailed: Bool) -> ConnectionState {
+    package static func state(stream: JitterBufferState, outputFailed: Bool) -> ConnectionState {
         if outputFailed { return .failed }
         switch stream {
         case .idle, .buffering: return .buffering
@@ -114,7 +114,7 @@ final class ReceiveConnection: @unchecked Sendable {
     }
 
     /// Figures for `tutti stats`. Control plane.
-    func statistics() -> ConnectionStatistics {
+    package func statistics() -> ConnectionStatistics {
         let (figures, _) = receiver.snapshot()
         let rate = Double(format.sampleRate)
         var statistics = ConnectionStatistics(

@@ -6,25 +6,25 @@ import TuttiWire
 
 /// The sending end of one connection: its packetizer and destination. The device thread calls `send`;
 /// the control plane reads the counters.
-final class SendConnection: @unchecked Sendable {
-    let summary: ConnectionSummary
-    let destination: UDPAddress
+package final class SendConnection: @unchecked Sendable {
+    package let summary: ConnectionSummary
+    package let destination: UDPAddress
     /// The receiver's control endpoint, for the teardown notice; nil for a standard RTP receiver, which
     /// has no control channel (it just stops getting packets).
-    let peerEndpoint: ControlEndpoint?
+    package let peerEndpoint: ControlEndpoint?
     private var packetizer: Packetizer
     private let scratch: UnsafeMutableBufferPointer<Float>
-    let packetsSent = Atomic<UInt64>(0)
-    let sendFailures = Atomic<UInt64>(0)
+    package let packetsSent = Atomic<UInt64>(0)
+    package let sendFailures = Atomic<UInt64>(0)
     /// The level of what this connection sends (its channels of the port's audio). Device thread; published
     /// to `level`.
     private var meter: LevelMeter
     private let level = PublishedLevel()
 
-    var id: ConnectionID { summary.id }
-    var format: StreamFormat { summary.format }
+    package var id: ConnectionID { summary.id }
+    package var format: StreamFormat { summary.format }
 
-    init(
+    package init(
         summary: ConnectionSummary, destination: UDPAddress, peerEndpoint: ControlEndpoint?, ssrc: UInt32,
         payloadType: UInt8, maxPeriodFrames: Int
     ) {
@@ -45,7 +45,7 @@ final class SendConnection: @unchecked Sendable {
 
     /// Packetizes one period of the port's audio (`portChannels` interleaved) and sends what is complete.
     /// Device thread only. Realtime-safe: yes (the socket send is one non-blocking syscall).
-    func send(
+    package func send(
         _ portSamples: UnsafeBufferPointer<Float>, portChannels: Int, frames: Int, captureTime: Int64, socket: UDPSocket
     ) {
         let channels = format.channels
@@ -70,7 +70,7 @@ final class SendConnection: @unchecked Sendable {
     }
 
     /// Figures for `tutti stats`. Control plane.
-    func statistics() -> ConnectionStatistics {
+    package func statistics() -> ConnectionStatistics {
         var statistics = ConnectionStatistics(
             id: id, role: .sending, source: summary.source, destination: summary.destination, state: .playing,
             format: format, packetsSent: packetsSent.load(ordering: .relaxed),

@@ -10,7 +10,7 @@ import Synchronization
 ///
 /// Thread rules: `insert`/`remove` on the control plane only (one caller at a time: the peer actor);
 /// `forEachActive` on the device thread only. Realtime-safe: `forEachActive`.
-final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable {
+package final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable {
     private enum SlotState: Int {
         case empty = 0
         case active = 1
@@ -18,12 +18,12 @@ final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable {
         case retired = 3
     }
 
-    let capacity: Int
+    package let capacity: Int
     private let states: UnsafeMutablePointer<Atomic<Int>>
     /// Written by the control plane while a slot is empty; read by the device thread while it is active.
     private let objects: UnsafeMutablePointer<Unmanaged<Connection>?>
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = capacity
         states = .allocate(capacity: capacity)
         for index in 0..<capacity { (states + index).initialize(to: Atomic(SlotState.empty.rawValue)) }
@@ -39,7 +39,7 @@ final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable {
     }
 
     /// Publishes `connection`. Returns `false` when every slot is taken.
-    func insert(_ connection: Connection) -> Bool {
+    package func insert(_ connection: Connection) -> Bool {
         for index in 0..<capacity where states[index].load(ordering: .acquiring) == SlotState.empty.rawValue {
             objects[index] = Unmanaged.passRetained(connection)
             states[index].store(SlotState.active.rawValue, ordering: .releasing)
@@ -50,7 +50,7 @@ final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable {
 
     /// Withdraws `connection`; when `deviceRunning`, waits (sleeping, up to `timeout`) for the device thread to
     /// let go of it. Returns `false` if it was not in the table.
-    func remove(_ connection: Connection, deviceRunning: Bool, timeout: Duration = .seconds(2)) async -> Bool {
+    package func remove(_ connection: Connection, deviceRunning: Bool, timeout: Duration = .seconds(2)) async -> Bool {
         for index in 0..<capacity where states[index].load(ordering: .acquiring) == SlotState.active.rawValue {
             guard let object = objects[index], object.takeUnretainedValue() === connection else { continue }
             if deviceRunning {
@@ -71,7 +71,7 @@ final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable {
 
     /// Calls `body` with every active connection; acknowledges retiring ones. Device thread only.
     @inline(__always)
-    func forEachActive(_ body: (Connection) -> Void) {
+    package func forEachActive(_ body: (Connection) -> Void) {
         for index in 0..<capacity {
             let state = states[index].load(ordering: .acquiring)
             if state == SlotState.active.rawValue {
@@ -84,12 +84,12 @@ final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable {
 
     /// Whether every slot is empty: no connection published, and none still being withdrawn by a `remove`
     /// that waits for the device thread. Control plane only.
-    var isEmpty: Bool {
+    package var isEmpty: Bool {
         (0..<capacity).allSatisfy { states[$0].load(ordering: .acquiring) == SlotState.empty.rawValue }
     }
 
     /// Every published connection. Control plane only.
-    var all: [Connection] {
+    package var all: [Connection] {
         (0..<capacity).compactMap { index in
             states[index].load(ordering: .acquiring) == SlotState.active.rawValue ? objects[index]?.takeUnretainedValue() : nil
         }

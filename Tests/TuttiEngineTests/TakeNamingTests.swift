@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import TuttiPeer
+@testable import TuttiEngine
 import TuttiStream
 import XCTest
 

@@ -11,29 +11,29 @@ import TuttiWire
 /// the peer's JACK client (`attachJACK`), the client's process callback feeds its connections every cycle
 /// at the server's rate. Control plane: `attachJACK`, `add`, `remove`, `currentRates` (called from the peer
 /// only). Device thread (clock or JACK): the processing closure or `JACKSenderProcessor`.
-final class SenderPort: @unchecked Sendable {
-    let configuration: PortConfiguration
-    let source: AudioSource
+package final class SenderPort: @unchecked Sendable {
+    package let configuration: PortConfiguration
+    package let source: AudioSource
     private let periodFrames: Int
     private let table = ConnectionTable<SendConnection>(capacity: 64)
     private var clock: PacedDeviceClock?
 
     /// Periods the port's device clock skipped because its thread stalled for more than 100 ms (their
     /// audio is lost). Control plane.
-    var deviceOverruns: UInt64 { clock?.overruns ?? 0 }
+    package var deviceOverruns: UInt64 { clock?.overruns ?? 0 }
     private var renderer: SourceRenderer?
     private var socket: UDPSocket?
     /// The JACK client and this port's handler state, for a `jack` port.
     private var jack: (client: JACKClient, processor: UnsafeMutablePointer<JACKSenderProcessor>)?
     private var periodBuffer: UnsafeMutableBufferPointer<Float>
-    private(set) var activeSampleRate: Int?
+    package private(set) var activeSampleRate: Int?
 
-    var descriptor: PortDescriptor { configuration.descriptor }
-    var connections: [SendConnection] { table.all }
+    package var descriptor: PortDescriptor { configuration.descriptor }
+    package var connections: [SendConnection] { table.all }
 
     private let captureClock: CaptureClockSource
 
-    init(configuration: PortConfiguration, source: AudioSource, periodFrames: Int, captureClock: CaptureClockSource) {
+    package init(configuration: PortConfiguration, source: AudioSource, periodFrames: Int, captureClock: CaptureClockSource) {
         self.captureClock = captureClock
         self.configuration = configuration
         self.source = source
@@ -49,7 +49,7 @@ final class SenderPort: @unchecked Sendable {
 
     /// Registers the port's JACK input ports (`NAME_1 … NAME_N`) on `client`, whose process callback then
     /// feeds this port's connections at `client.sampleRate`. Control plane, before the client activates.
-    func attachJACK(to client: JACKClient) throws(PeerError) {
+    package func attachJACK(to client: JACKClient) throws(EngineError) {
         let processor = try client.registerProcessor(
             JACKSenderProcessor(
                 table: table, socket: try sendingSocket(), captureClock: captureClock, channels: descriptor.channels,
@@ -60,36 +60,36 @@ final class SenderPort: @unchecked Sendable {
     }
 
     /// The rates the port can stream at now: only its running rate while it streams.
-    var currentRates: [Int] { activeSampleRate.map { [$0] } ?? descriptor.sampleRates }
+    package var currentRates: [Int] { activeSampleRate.map { [$0] } ?? descriptor.sampleRates }
 
     /// The socket connections send from (created on first use).
-    func sendingSocket() throws(PeerError) -> UDPSocket {
+    package func sendingSocket() throws(EngineError) -> UDPSocket {
         if let socket { return socket }
         do {
             let created = try UDPSocket()
             socket = created
             return created
         } catch {
-            throw PeerError("cannot open a UDP socket: \(error)")
+            throw EngineError("cannot open a UDP socket: \(error)")
         }
     }
 
     /// Starts feeding `connection`, starting the device clock if this is the first connection.
-    func add(_ connection: SendConnection) throws(PeerError) {
+    package func add(_ connection: SendConnection) throws(EngineError) {
         let rate = connection.format.sampleRate
         if let activeSampleRate, activeSampleRate != rate {
-            throw PeerError("\(descriptor.name) already streams at \(activeSampleRate) Hz")
+            throw EngineError("\(descriptor.name) already streams at \(activeSampleRate) Hz")
         }
         let socket = try sendingSocket()
         if jack != nil {
-            guard table.insert(connection) else { throw PeerError("\(descriptor.name) has too many connections") }
+            guard table.insert(connection) else { throw EngineError("\(descriptor.name) has too many connections") }
             return
         }
         if clock == nil {
             renderer = try SourceRenderer(source: source, sampleRate: rate, channels: descriptor.channels)
             activeSampleRate = rate
         }
-        guard table.insert(connection) else { throw PeerError("\(descriptor.name) has too many connections") }
+        guard table.insert(connection) else { throw EngineError("\(descriptor.name) has too many connections") }
         if clock == nil {
             let renderer = renderer!
             let channels = descriptor.channels
@@ -114,7 +114,7 @@ final class SenderPort: @unchecked Sendable {
     }
 
     /// Stops feeding `connection`; stops the clock after the last one.
-    func remove(_ connection: SendConnection) async {
+    package func remove(_ connection: SendConnection) async {
         _ = await table.remove(connection, deviceRunning: clock != nil || jack?.client.isRunning == true)
         if table.all.isEmpty, jack == nil {
             clock?.stop()
@@ -126,7 +126,7 @@ final class SenderPort: @unchecked Sendable {
 
     /// Stops everything (closing the JACK client before freeing this port's handler state). Control plane;
     /// idempotent.
-    func shutdown() {
+    package func shutdown() {
         clock?.stop()
         clock = nil
         if let jack {

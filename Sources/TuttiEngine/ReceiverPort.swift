@@ -22,34 +22,34 @@ import TuttiWire
 /// client's process callback renders its connections into the JACK output ports every cycle at the server's
 /// rate. Control plane: `attachJACK`, `add`, `remove`, `shutdown` (the peer). Device thread (clock or JACK):
 /// the clock's closure or `JACKReceiverProcessor`.
-final class ReceiverPort: @unchecked Sendable {
-    let configuration: PortConfiguration
-    let sink: AudioSink
-    let periodFrames: Int
+package final class ReceiverPort: @unchecked Sendable {
+    package let configuration: PortConfiguration
+    package let sink: AudioSink
+    package let periodFrames: Int
     private let table = ConnectionTable<ReceiveConnection>(capacity: 64)
     private var clock: PacedDeviceClock?
 
     /// Periods the port's device clock skipped because its thread stalled for more than 100 ms (their
     /// audio is lost), in the current take. Control plane.
-    var deviceOverruns: UInt64 { clock?.overruns ?? 0 }
+    package var deviceOverruns: UInt64 { clock?.overruns ?? 0 }
     private var writer: SinkWriter?
     /// The JACK client and this port's handler state, for a `jack` port.
     private var jack: (client: JACKClient, processor: UnsafeMutablePointer<JACKReceiverProcessor>)?
     private let mix: UnsafeMutableBufferPointer<Float>
-    private(set) var activeSampleRate: Int?
+    package private(set) var activeSampleRate: Int?
     /// The file names of a `wav` port's takes (nil for other sinks).
     private let takeNaming: TakeNaming?
     /// The number of the last take started (0: none yet).
     private var lastTake = 0
     /// The file of the take being recorded (nil between takes and for other sinks).
-    private(set) var takePath: String?
+    package private(set) var takePath: String?
 
-    var descriptor: PortDescriptor { configuration.descriptor }
-    var connections: [ReceiveConnection] { table.all }
+    package var descriptor: PortDescriptor { configuration.descriptor }
+    package var connections: [ReceiveConnection] { table.all }
 
     private let captureClock: CaptureClockSource
 
-    init(configuration: PortConfiguration, sink: AudioSink, periodFrames: Int, captureClock: CaptureClockSource) {
+    package init(configuration: PortConfiguration, sink: AudioSink, periodFrames: Int, captureClock: CaptureClockSource) {
         self.captureClock = captureClock
         self.configuration = configuration
         self.sink = sink
@@ -66,7 +66,7 @@ final class ReceiverPort: @unchecked Sendable {
 
     /// Registers the port's JACK output ports (`NAME_1 … NAME_N`) on `client`, whose process callback then
     /// plays this port's connections at `client.sampleRate`. Control plane, before the client activates.
-    func attachJACK(to client: JACKClient) throws(PeerError) {
+    package func attachJACK(to client: JACKClient) throws(EngineError) {
         let processor = try client.registerProcessor(
             JACKReceiverProcessor(table: table, captureClock: captureClock, channels: descriptor.channels, chunkFrames: periodFrames),
             prefix: descriptor.name, channels: descriptor.channels, direction: .output, handler: JACKReceiverProcessor.handler)
@@ -78,7 +78,7 @@ final class ReceiverPort: @unchecked Sendable {
     /// `frames × channels` samples of `mix` (silence without connections). Device thread (paced clock or
     /// JACK cycle) only. Realtime-safe: yes.
     @inline(__always)
-    static func mixPeriod(
+    package static func mixPeriod(
         of table: ConnectionTable<ReceiveConnection>, into mix: UnsafeMutableBufferPointer<Float>, channels: Int, frames: Int,
         now: HostTime, captureClock: CaptureClockSource
     ) {
@@ -92,24 +92,24 @@ final class ReceiverPort: @unchecked Sendable {
 
     /// Starts playing `connection` (and, when the port is idle, its clock and sink: a new take).
     ///
-    /// - Throws: a one-line `PeerError` when the port runs at another rate, has no free slot, cannot create
+    /// - Throws: a one-line `EngineError` when the port runs at another rate, has no free slot, cannot create
     ///   the take's file, or its output has failed for good (a `stdout` port whose pipe is closed).
-    func add(_ connection: ReceiveConnection) throws(PeerError) {
+    package func add(_ connection: ReceiveConnection) throws(EngineError) {
         let format = connection.format
         let deviceRate = connection.receiver.outputSampleRate
         if let activeSampleRate, activeSampleRate != deviceRate {
-            throw PeerError("\(descriptor.name) already runs at \(activeSampleRate) Hz")
+            throw EngineError("\(descriptor.name) already runs at \(activeSampleRate) Hz")
         }
         if jack != nil {
             connection.start()
             guard table.insert(connection) else {
                 connection.stop()
-                throw PeerError("\(descriptor.name) has too many connections")
+                throw EngineError("\(descriptor.name) has too many connections")
             }
             return
         }
         if let reason = writer?.failure?.reason {
-            throw PeerError("\(descriptor.name) cannot play: \(reason)")
+            throw EngineError("\(descriptor.name) cannot play: \(reason)")
         }
         if writer == nil {
             try startTake(sampleRate: deviceRate, sampleFormat: format.sampleFormat.isPCM ? format.sampleFormat : .l24)
@@ -119,13 +119,13 @@ final class ReceiverPort: @unchecked Sendable {
         guard table.insert(connection) else {
             connection.stop()
             endTakeIfIdle()
-            throw PeerError("\(descriptor.name) has too many connections")
+            throw EngineError("\(descriptor.name) has too many connections")
         }
     }
 
     /// Whether a port with `sink` records takes (its clock and sink stop when its last connection goes):
     /// `wav` and `null` do; `stdout` runs on once started (see the class comment); `jack` follows its server.
-    static func recordsTakes(_ sink: AudioSink) -> Bool {
+    package static func recordsTakes(_ sink: AudioSink) -> Bool {
         switch sink {
         case .wavFile, .null: true
         case .standardOutput, .jack: false
@@ -133,7 +133,7 @@ final class ReceiverPort: @unchecked Sendable {
     }
 
     /// Opens the sink (a `wav` port: the take's new file) and starts the device clock at `sampleRate`.
-    private func startTake(sampleRate: Int, sampleFormat: SampleFormat) throws(PeerError) {
+    private func startTake(sampleRate: Int, sampleFormat: SampleFormat) throws(EngineError) {
         let output: SinkWriter.Output
         switch sink {
         case .wavFile:
@@ -168,7 +168,7 @@ final class ReceiverPort: @unchecked Sendable {
 
     /// Creates the next take's WAV file: the first of `foh.wav`, `foh-2.wav`… after the last take that does
     /// not exist yet (created exclusively, so no file is ever overwritten).
-    private func createTakeFile(sampleRate: Int, encoding: WAVEncoding) throws(PeerError) -> WAVWriter {
+    private func createTakeFile(sampleRate: Int, encoding: WAVEncoding) throws(EngineError) -> WAVWriter {
         guard let takeNaming else { preconditionFailure("only a wav port has takes") }
         for number in takeNaming.candidates(after: lastTake) {
             let path = takeNaming.path(ofTake: number)
@@ -180,22 +180,22 @@ final class ReceiverPort: @unchecked Sendable {
             } catch where error.errno == EEXIST {
                 continue
             } catch {
-                throw PeerError("cannot record \(descriptor.name) to \(path): \(String(cString: strerror(error.errno)))")
+                throw EngineError("cannot record \(descriptor.name) to \(path): \(String(cString: strerror(error.errno)))")
             }
         }
-        throw PeerError("cannot record \(descriptor.name): \(TakeNaming.maximumTakes) takes of \(takeNaming.path) exist already")
+        throw EngineError("cannot record \(descriptor.name): \(TakeNaming.maximumTakes) takes of \(takeNaming.path) exist already")
     }
 
     /// A take that ended: its file (nil for a `null` port), its length and why it stopped early, if it did.
-    struct FinishedTake: Sendable {
-        var path: String?
-        var seconds: Double
-        var failure: String?
+    package struct FinishedTake: Sendable {
+        package var path: String?
+        package var seconds: Double
+        package var failure: String?
     }
 
     /// Stops playing `connection` and its network thread; when it was the last one of a port that records
     /// takes, ends the take (clock stopped, file closed) and returns it.
-    func remove(_ connection: ReceiveConnection) async -> FinishedTake? {
+    package func remove(_ connection: ReceiveConnection) async -> FinishedTake? {
         _ = await table.remove(connection, deviceRunning: clock != nil || jack?.client.isRunning == true)
         connection.stop()
         return endTakeIfIdle()
@@ -218,7 +218,7 @@ final class ReceiverPort: @unchecked Sendable {
 
     /// Stops the clock (or closes the JACK client, before freeing this port's handler state), flushes and
     /// closes the sink. Control plane; idempotent.
-    func shutdown() {
+    package func shutdown() {
         clock?.stop()
         clock = nil
         if let jack {

@@ -10,7 +10,7 @@ import TuttiStream
 ///
 /// Built on the control plane when the port starts (a WAV file is loaded whole, a stdin reader thread
 /// started); `render` is realtime-safe: no allocation, no lock, no I/O (stdin arrives through a `SampleRing`).
-final class SourceRenderer: @unchecked Sendable {
+package final class SourceRenderer: @unchecked Sendable {
     private enum Kind {
         case tone(ToneGenerator)
         case file(samples: UnsafeMutableBufferPointer<Float>, channels: Int, loop: Bool)
@@ -20,18 +20,18 @@ final class SourceRenderer: @unchecked Sendable {
     private var kind: Kind
     private var filePosition = 0
     /// Frames that stdin could not deliver in time (filled with silence).
-    let underflowFrames = Atomic<UInt64>(0)
+    package let underflowFrames = Atomic<UInt64>(0)
 
     /// - Throws: a one-line reason when the file cannot be read or does not match the port.
-    init(source: AudioSource, sampleRate: Int, channels: Int) throws(PeerError) {
+    package init(source: AudioSource, sampleRate: Int, channels: Int) throws(EngineError) {
         switch source {
         case .tone(let frequency, let amplitude):
             kind = .tone(ToneGenerator(frequency: frequency, amplitude: amplitude, sampleRate: sampleRate))
         case .wavFile(let path, let loop):
             let audio: WAVAudio
-            do { audio = try WAVAudio.read(path: path) } catch { throw PeerError("cannot read \(error)") }
+            do { audio = try WAVAudio.read(path: path) } catch { throw EngineError("cannot read \(error)") }
             guard audio.sampleRate == sampleRate else {
-                throw PeerError("\(path) is \(audio.sampleRate) Hz, the stream needs \(sampleRate) Hz")
+                throw EngineError("\(path) is \(audio.sampleRate) Hz, the stream needs \(sampleRate) Hz")
             }
             let samples = UnsafeMutableBufferPointer<Float>.allocate(capacity: max(audio.samples.count, 1))
             _ = samples.initialize(from: audio.samples)
@@ -52,7 +52,7 @@ final class SourceRenderer: @unchecked Sendable {
     }
 
     /// Writes `frames` frames of `channels` interleaved samples. Device thread only.
-    func render(into output: UnsafeMutableBufferPointer<Float>, frames: Int, channels: Int) {
+    package func render(into output: UnsafeMutableBufferPointer<Float>, frames: Int, channels: Int) {
         switch kind {
         case .tone(var generator):
             generator.render(into: output, frames: frames, channels: channels)
@@ -79,12 +79,12 @@ final class SourceRenderer: @unchecked Sendable {
 }
 
 /// Reads raw PCM from standard input on its own thread into a ring the device thread drains.
-final class StandardInputReader: @unchecked Sendable {
-    let ring: SampleRing
+package final class StandardInputReader: @unchecked Sendable {
+    package let ring: SampleRing
     private let running = Atomic<Bool>(true)
     private var thread: OSThread?
 
-    init(encoding: RawPCMEncoding, channels: Int, sampleRate: Int) {
+    package init(encoding: RawPCMEncoding, channels: Int, sampleRate: Int) {
         ring = SampleRing(capacity: sampleRate * channels)  // one second
         let ring = ring
         thread = OSThread(name: "tutti-stdin") { [self] in
@@ -113,5 +113,5 @@ final class StandardInputReader: @unchecked Sendable {
     }
 
     /// Stops reading after the current `read` returns (at end of input, or the next data).
-    func stop() { running.store(false, ordering: .relaxed) }
+    package func stop() { running.store(false, ordering: .relaxed) }
 }

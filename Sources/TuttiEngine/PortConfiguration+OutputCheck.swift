@@ -8,13 +8,13 @@ extension PortConfiguration {
     /// calls it for `--dry-run`, and `Peer.start` before anything starts, so a bad path is refused where the
     /// peer is started, not later on the host that connects to it.
     ///
-    /// - Throws: a one-line `PeerError`, e.g. "port foh: cannot record to /nope/foh.wav: directory /nope
+    /// - Throws: a one-line `EngineError`, e.g. "port foh: cannot record to /nope/foh.wav: directory /nope
     ///   does not exist". Control plane (reads the file system).
-    public func checkOutput() throws(PeerError) {
+    public func checkOutput() throws(EngineError) {
         guard case .receiver(.wavFile(let path)) = role else { return }
         let naming = TakeNaming(path: path)
-        func refuse(_ why: String) -> PeerError {
-            PeerError("port \(descriptor.name): cannot record to \(path): \(why)")
+        func refuse(_ why: String) -> EngineError {
+            EngineError("port \(descriptor.name): cannot record to \(path): \(why)")
         }
         var status = stat()
         if naming.isDirectoryPath || (stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR) {

@@ -3,7 +3,7 @@ import TuttiWire
 
 package extension ConnectionStatistics {
     /// Sets `peakDBFS` and `rmsDBFS` from a meter's latest reading (both nil without one). Control plane.
-    package mutating func setLevel(_ reading: LevelReading?) {
+    mutating func setLevel(_ reading: LevelReading?) {
         peakDBFS = reading?.peakDBFS
         rmsDBFS = reading?.rmsDBFS
     }

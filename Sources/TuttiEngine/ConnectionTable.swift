@@ -8,6 +8,9 @@ import Synchronization
 /// connection again) → empty (control plane releases it). So a connection is never freed under the device
 /// thread, and the device thread never waits.
 ///
+/// The device thread visits only the slots below the highest one ever used (`usedSlots`), so a table sized for
+/// hundreds of connections costs a port with a few of them a few slot reads per period.
+///
 /// Thread rules: `insert`/`remove` on the control plane only (one caller at a time: the peer actor);
 /// `forEachActive` on the device thread only. Realtime-safe: `forEachActive`.
 package final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable {
@@ -22,6 +25,11 @@ package final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable 
     private let states: UnsafeMutablePointer<Atomic<Int>>
     /// Written by the control plane while a slot is empty; read by the device thread while it is active.
     private let objects: UnsafeMutablePointer<Unmanaged<Connection>?>
+    /// One past the highest slot ever made active: raised (releasing) before a slot above it is published.
+    private let usedSlots = Atomic<Int>(0)
+
+    /// Connections a port holds at most: enough for a mixing desk's inputs or a wide fan-out.
+    package static var portCapacity: Int { 256 }
 
     package init(capacity: Int) {
         self.capacity = capacity
@@ -42,6 +50,7 @@ package final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable 
     package func insert(_ connection: Connection) -> Bool {
         for index in 0..<capacity where states[index].load(ordering: .acquiring) == SlotState.empty.rawValue {
             objects[index] = Unmanaged.passRetained(connection)
+            if index >= usedSlots.load(ordering: .relaxed) { usedSlots.store(index + 1, ordering: .releasing) }
             states[index].store(SlotState.active.rawValue, ordering: .releasing)
             return true
         }
@@ -51,22 +60,39 @@ package final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable 
     /// Withdraws `connection`; when `deviceRunning`, waits (sleeping, up to `timeout`) for the device thread to
     /// let go of it. Returns `false` if it was not in the table.
     package func remove(_ connection: Connection, deviceRunning: Bool, timeout: Duration = .seconds(2)) async -> Bool {
-        for index in 0..<capacity where states[index].load(ordering: .acquiring) == SlotState.active.rawValue {
-            guard let object = objects[index], object.takeUnretainedValue() === connection else { continue }
-            if deviceRunning {
-                states[index].store(SlotState.retiring.rawValue, ordering: .releasing)
-                let clock = ContinuousClock()
-                let deadline = clock.now + timeout
-                while states[index].load(ordering: .acquiring) != SlotState.retired.rawValue, clock.now < deadline {
-                    try? await Task.sleep(for: .milliseconds(1))
-                }
+        guard let index = activeSlot(of: connection) else { return false }
+        if deviceRunning {
+            states[index].store(SlotState.retiring.rawValue, ordering: .releasing)
+            let clock = ContinuousClock()
+            let deadline = clock.now + timeout
+            while states[index].load(ordering: .acquiring) != SlotState.retired.rawValue, clock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(1))
             }
-            objects[index] = nil
-            object.release()
-            states[index].store(SlotState.empty.rawValue, ordering: .releasing)
-            return true
         }
-        return false
+        release(slot: index)
+        return true
+    }
+
+    /// Withdraws `connection` from a table no device thread reads (its clock does not run). Returns `false` if
+    /// it was not in the table.
+    package func removeIdle(_ connection: Connection) -> Bool {
+        guard let index = activeSlot(of: connection) else { return false }
+        release(slot: index)
+        return true
+    }
+
+    private func activeSlot(of connection: Connection) -> Int? {
+        (0..<capacity).first { index in
+            states[index].load(ordering: .acquiring) == SlotState.active.rawValue
+                && objects[index]?.takeUnretainedValue() === connection
+        }
+    }
+
+    private func release(slot index: Int) {
+        let object = objects[index]
+        objects[index] = nil
+        object?.release()
+        states[index].store(SlotState.empty.rawValue, ordering: .releasing)
     }
 
     /// Calls `body` with every active connection; acknowledges retiring ones. Device thread only.

@@ -7,9 +7,10 @@ import TuttiJACK
 import TuttiStream
 import TuttiWire
 
-/// A receiver port at run time: a paced device clock, the connections it plays, their mix, and its sink.
+/// A receiver port at run time: its period work on the engine clock of its current rate, the connections it
+/// plays, their mix, and its sink.
 ///
-/// A `wav` (or `null`) port records takes: the device clock and the sink start with the port's first
+/// A `wav` (or `null`) port records takes: the port joins its engine clock and the sink starts with its first
 /// connection, at that connection's rate, and stop when its last connection goes (the file is closed with a
 /// final header and its `.timing.json` sidecar). The next connection starts a new take, in a new file named
 /// by `TakeNaming` (`foh.wav`, `foh-2.wav`…, never overwriting a file), possibly at another rate. While
@@ -20,22 +21,24 @@ import TuttiWire
 ///
 /// A `jack` port has no clock or sink writer: once attached to the peer's JACK client (`attachJACK`), the
 /// client's process callback renders its connections into the JACK output ports every cycle at the server's
-/// rate. Control plane: `attachJACK`, `add`, `remove`, `shutdown` (the peer). Device thread (clock or JACK):
-/// the clock's closure or `JACKReceiverProcessor`.
+/// rate. Control plane: `attachJACK`, `add`, `remove`, `shutdown` (the peer). Device thread (engine clock or
+/// JACK): `PacedReceiverProcessor` or `JACKReceiverProcessor`.
 package final class ReceiverPort: @unchecked Sendable {
     package let configuration: PortConfiguration
     package let sink: AudioSink
     package let periodFrames: Int
-    private let table = ConnectionTable<ReceiveConnection>(capacity: 64)
-    private var clock: PacedDeviceClock?
+    private let table = ConnectionTable<ReceiveConnection>(capacity: ConnectionTable<ReceiveConnection>.portCapacity)
+    private let engine: MediaEngine
+    /// While a take runs on a paced clock: the clock, the port's node on it, its period state, and the
+    /// clock's overruns when the take started.
+    private var paced: (clock: EngineClock, node: PeriodNode, processor: UnsafeMutablePointer<PacedReceiverProcessor>, overrunsAtStart: UInt64)?
 
-    /// Periods the port's device clock skipped because its thread stalled for more than 100 ms (their
+    /// Periods the port's engine clock skipped because its thread stalled for more than 100 ms (their
     /// audio is lost), in the current take. Control plane.
-    package var deviceOverruns: UInt64 { clock?.overruns ?? 0 }
+    package var deviceOverruns: UInt64 { paced.map { $0.clock.overruns - $0.overrunsAtStart } ?? 0 }
     private var writer: SinkWriter?
     /// The JACK client and this port's handler state, for a `jack` port.
     private var jack: (client: JACKClient, processor: UnsafeMutablePointer<JACKReceiverProcessor>)?
-    private let mix: UnsafeMutableBufferPointer<Float>
     package private(set) var activeSampleRate: Int?
     /// The file names of a `wav` port's takes (nil for other sinks).
     private let takeNaming: TakeNaming?
@@ -49,19 +52,25 @@ package final class ReceiverPort: @unchecked Sendable {
 
     private let captureClock: CaptureClockSource
 
-    package init(configuration: PortConfiguration, sink: AudioSink, periodFrames: Int, captureClock: CaptureClockSource) {
+    package init(configuration: PortConfiguration, sink: AudioSink, engine: MediaEngine, captureClock: CaptureClockSource) {
         self.captureClock = captureClock
         self.configuration = configuration
         self.sink = sink
-        self.periodFrames = periodFrames
+        self.engine = engine
+        periodFrames = engine.periodFrames
         if case .wavFile(let path) = sink { takeNaming = TakeNaming(path: path) } else { takeNaming = nil }
-        mix = .allocate(capacity: periodFrames * configuration.descriptor.channels)
-        mix.initialize(repeating: 0)
     }
 
     deinit {
-        shutdown()
-        mix.deallocate()
+        if let paced {
+            // Only when the peer went away without `shutdown`: stop the clock before freeing what it runs.
+            paced.clock.stopForTeardown()
+            paced.processor.deinitialize(count: 1)
+            paced.processor.deallocate()
+        }
+        if let jack { jack.client.releaseProcessor(jack.processor) }
+        for connection in table.all { connection.stop() }
+        writer?.stop()
     }
 
     /// Registers the port's JACK output ports (`NAME_1 … NAME_N`) on `client`, whose process callback then
@@ -94,7 +103,7 @@ package final class ReceiverPort: @unchecked Sendable {
     ///
     /// - Throws: a one-line `EngineError` when the port runs at another rate, has no free slot, cannot create
     ///   the take's file, or its output has failed for good (a `stdout` port whose pipe is closed).
-    package func add(_ connection: ReceiveConnection) throws(EngineError) {
+    package func add(_ connection: ReceiveConnection) async throws(EngineError) {
         let format = connection.format
         let deviceRate = connection.receiver.outputSampleRate
         if let activeSampleRate, activeSampleRate != deviceRate {
@@ -104,7 +113,7 @@ package final class ReceiverPort: @unchecked Sendable {
             connection.start()
             guard table.insert(connection) else {
                 connection.stop()
-                throw EngineError("\(descriptor.name) has too many connections")
+                throw tooMany
             }
             return
         }
@@ -118,9 +127,13 @@ package final class ReceiverPort: @unchecked Sendable {
         connection.start()
         guard table.insert(connection) else {
             connection.stop()
-            endTakeIfIdle()
-            throw EngineError("\(descriptor.name) has too many connections")
+            await endTakeIfIdle()
+            throw tooMany
         }
+    }
+
+    private var tooMany: EngineError {
+        EngineError("\(descriptor.name) has \(table.capacity) connections, the most a port holds")
     }
 
     /// Whether a port with `sink` records takes (its clock and sink stop when its last connection goes):
@@ -132,7 +145,7 @@ package final class ReceiverPort: @unchecked Sendable {
         }
     }
 
-    /// Opens the sink (a `wav` port: the take's new file) and starts the device clock at `sampleRate`.
+    /// Opens the sink (a `wav` port: the take's new file) and joins the engine clock of `sampleRate`.
     private func startTake(sampleRate: Int, sampleFormat: SampleFormat) throws(EngineError) {
         let output: SinkWriter.Output
         switch sink {
@@ -145,25 +158,21 @@ package final class ReceiverPort: @unchecked Sendable {
         case .jack: preconditionFailure("a JACK sink is played by its JACK client (JACKReceiverProcessor), not written")
         }
         let writer = SinkWriter(output: output, sampleRate: sampleRate, channels: descriptor.channels)
+        let clock = engine.clock(sampleRate: sampleRate)
+        let processor = UnsafeMutablePointer<PacedReceiverProcessor>.allocate(capacity: 1)
+        processor.initialize(to: PacedReceiverProcessor(
+            table: table, writer: writer, captureClock: captureClock, channels: descriptor.channels, periodFrames: periodFrames))
+        let node = PeriodNode(handler: PacedReceiverProcessor.handler, context: UnsafeMutableRawPointer(processor))
+        do throws(EngineError) { try clock.attach(node) } catch {
+            processor.deinitialize(count: 1)
+            processor.deallocate()
+            writer.stop()
+            takePath = nil
+            throw error
+        }
         self.writer = writer
         activeSampleRate = sampleRate
-        let table = table
-        let captureClock = captureClock
-        nonisolated(unsafe) let mix = mix
-        let channels = descriptor.channels
-        let ring = writer.ring
-        let timing = writer.timing
-        let newClock = PacedDeviceClock(
-            name: "tutti-recv-\(descriptor.name)", sampleRate: sampleRate, periodFrames: periodFrames
-        ) { periodTime, frames in
-            let count = frames * channels
-            Self.mixPeriod(of: table, into: mix, channels: channels, frames: frames, now: periodTime, captureClock: captureClock)
-            timing.noteFirstPeriod(
-                hostTime: periodTime.nanoseconds, sessionTime: captureClock.now(on: .linkGhost, at: periodTime))
-            ring.write(UnsafeBufferPointer(rebasing: mix[0..<count]))
-        }
-        clock = newClock
-        newClock.start()
+        paced = (clock, node, processor, clock.overruns)
     }
 
     /// Creates the next take's WAV file: the first of `foh.wav`, `foh-2.wav`… after the last take that does
@@ -194,33 +203,49 @@ package final class ReceiverPort: @unchecked Sendable {
     }
 
     /// Stops playing `connection` and its network thread; when it was the last one of a port that records
-    /// takes, ends the take (clock stopped, file closed) and returns it.
+    /// takes, ends the take (port detached from its clock, file closed) and returns it.
     package func remove(_ connection: ReceiveConnection) async -> FinishedTake? {
-        _ = await table.remove(connection, deviceRunning: clock != nil || jack?.client.isRunning == true)
+        _ = await table.remove(connection, deviceRunning: paced?.clock.isRunning == true || jack?.client.isRunning == true)
         connection.stop()
-        return endTakeIfIdle()
+        return await endTakeIfIdle()
     }
 
     /// Ends the take when no connection is left on a port that records takes. Control plane.
+    ///
+    /// The port forgets the take before it waits for the clock to let go of it, so a connection arriving
+    /// meanwhile starts a new take instead of joining the one that is ending.
     @discardableResult
-    private func endTakeIfIdle() -> FinishedTake? {
+    private func endTakeIfIdle() async -> FinishedTake? {
         // Not while another `remove` still waits for the device thread to let its connection go.
         guard Self.recordsTakes(sink), table.isEmpty, let writer else { return nil }
-        clock?.stop()
-        clock = nil
-        writer.stop()
-        self.writer = nil
         let rate = Double(activeSampleRate ?? 1)
+        let take = takePath
+        let paced = self.paced
+        self.writer = nil
+        self.paced = nil
         activeSampleRate = nil
-        defer { takePath = nil }
-        return FinishedTake(path: takePath, seconds: Double(writer.recordedFrames) / rate, failure: writer.failure?.reason)
+        takePath = nil
+        await Self.stop(paced)
+        writer.stop()
+        return FinishedTake(path: take, seconds: Double(writer.recordedFrames) / rate, failure: writer.failure?.reason)
     }
 
-    /// Stops the clock (or closes the JACK client, before freeing this port's handler state), flushes and
-    /// closes the sink. Control plane; idempotent.
-    package func shutdown() {
-        clock?.stop()
-        clock = nil
+    /// Detaches a take's node from its clock, then frees its period state. Control plane.
+    private static func stop(
+        _ paced: (clock: EngineClock, node: PeriodNode, processor: UnsafeMutablePointer<PacedReceiverProcessor>, overrunsAtStart: UInt64)?
+    ) async {
+        guard let paced else { return }
+        await paced.clock.detach(paced.node)
+        paced.processor.deinitialize(count: 1)
+        paced.processor.deallocate()
+    }
+
+    /// Leaves the engine clock (or closes the JACK client, before freeing this port's handler state),
+    /// flushes and closes the sink. Control plane; idempotent.
+    package func shutdown() async {
+        let paced = self.paced
+        self.paced = nil
+        await Self.stop(paced)
         if let jack {
             jack.client.releaseProcessor(jack.processor)
             self.jack = nil

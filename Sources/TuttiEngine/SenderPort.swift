@@ -3,29 +3,31 @@ import TuttiIO
 import TuttiJACK
 import TuttiWire
 
-/// A sender port at run time: its source, a paced device clock at the port's current rate, one UDP socket,
-/// and the connections it feeds (fan-out: every connection gets the same audio).
+/// A sender port at run time: its source, its period work on the engine clock of its current rate, one UDP
+/// socket, and the connections it feeds (fan-out: every connection gets the same audio).
 ///
-/// The clock starts with the first connection, at that connection's rate, and stops with the last; while
-/// it runs, new connections must use the same rate. A `jack` port has no clock of its own: once attached to
-/// the peer's JACK client (`attachJACK`), the client's process callback feeds its connections every cycle
-/// at the server's rate. Control plane: `attachJACK`, `add`, `remove`, `currentRates` (called from the peer
-/// only). Device thread (clock or JACK): the processing closure or `JACKSenderProcessor`.
+/// The port attaches to the engine clock of the first connection's rate and detaches after the last; while
+/// it streams, new connections must use the same rate. A `jack` port has no paced clock: once attached to
+/// the peer's JACK client (`attachJACK`), the client's process callback feeds its connections every cycle at
+/// the server's rate. Control plane: `attachJACK`, `add`, `remove`, `shutdown`, `currentRates` (called from
+/// the peer only). Device thread (engine clock or JACK): `PacedSenderProcessor` or `JACKSenderProcessor`.
 package final class SenderPort: @unchecked Sendable {
     package let configuration: PortConfiguration
     package let source: AudioSource
     private let periodFrames: Int
-    private let table = ConnectionTable<SendConnection>(capacity: 64)
-    private var clock: PacedDeviceClock?
+    private let engine: MediaEngine
+    private let table = ConnectionTable<SendConnection>(capacity: ConnectionTable<SendConnection>.portCapacity)
+    /// While the port streams on a paced clock: the clock, the port's node on it, its period state, and the
+    /// clock's overruns when the port attached.
+    private var paced: (clock: EngineClock, node: PeriodNode, processor: UnsafeMutablePointer<PacedSenderProcessor>, overrunsAtStart: UInt64)?
 
-    /// Periods the port's device clock skipped because its thread stalled for more than 100 ms (their
-    /// audio is lost). Control plane.
-    package var deviceOverruns: UInt64 { clock?.overruns ?? 0 }
+    /// Periods the port's engine clock skipped while the port streamed, because its thread stalled for more
+    /// than 100 ms (their audio is lost). Control plane.
+    package var deviceOverruns: UInt64 { paced.map { $0.clock.overruns - $0.overrunsAtStart } ?? 0 }
     private var renderer: SourceRenderer?
     private var socket: UDPSocket?
     /// The JACK client and this port's handler state, for a `jack` port.
     private var jack: (client: JACKClient, processor: UnsafeMutablePointer<JACKSenderProcessor>)?
-    private var periodBuffer: UnsafeMutableBufferPointer<Float>
     package private(set) var activeSampleRate: Int?
 
     package var descriptor: PortDescriptor { configuration.descriptor }
@@ -33,18 +35,24 @@ package final class SenderPort: @unchecked Sendable {
 
     private let captureClock: CaptureClockSource
 
-    package init(configuration: PortConfiguration, source: AudioSource, periodFrames: Int, captureClock: CaptureClockSource) {
+    package init(
+        configuration: PortConfiguration, source: AudioSource, engine: MediaEngine, captureClock: CaptureClockSource
+    ) {
         self.captureClock = captureClock
         self.configuration = configuration
         self.source = source
-        self.periodFrames = periodFrames
-        periodBuffer = .allocate(capacity: periodFrames * configuration.descriptor.channels)
-        periodBuffer.initialize(repeating: 0)
+        self.engine = engine
+        periodFrames = engine.periodFrames
     }
 
     deinit {
-        shutdown()
-        periodBuffer.deallocate()
+        if let paced {
+            // Only when the peer went away without `shutdown`: stop the clock before freeing what it runs.
+            paced.clock.stopForTeardown()
+            paced.processor.deinitialize(count: 1)
+            paced.processor.deallocate()
+        }
+        if let jack { jack.client.releaseProcessor(jack.processor) }
     }
 
     /// Registers the port's JACK input ports (`NAME_1 … NAME_N`) on `client`, whose process callback then
@@ -74,7 +82,7 @@ package final class SenderPort: @unchecked Sendable {
         }
     }
 
-    /// Starts feeding `connection`, starting the device clock if this is the first connection.
+    /// Starts feeding `connection`; the first one attaches the port to the engine clock of its rate.
     package func add(_ connection: SendConnection) throws(EngineError) {
         let rate = connection.format.sampleRate
         if let activeSampleRate, activeSampleRate != rate {
@@ -82,53 +90,66 @@ package final class SenderPort: @unchecked Sendable {
         }
         let socket = try sendingSocket()
         if jack != nil {
-            guard table.insert(connection) else { throw EngineError("\(descriptor.name) has too many connections") }
+            guard table.insert(connection) else { throw tooMany }
             return
         }
-        if clock == nil {
-            renderer = try SourceRenderer(source: source, sampleRate: rate, channels: descriptor.channels)
-            activeSampleRate = rate
-        }
-        guard table.insert(connection) else { throw EngineError("\(descriptor.name) has too many connections") }
-        if clock == nil {
-            let renderer = renderer!
-            let channels = descriptor.channels
-            nonisolated(unsafe) let buffer = periodBuffer
-            let table = table
-            let captureClock = captureClock
-            let newClock = PacedDeviceClock(name: "tutti-send-\(descriptor.name)", sampleRate: rate, periodFrames: periodFrames) {
-                periodTime, frames in
-                // Capture time: the period's nominal start on the capture clock (Link ghost time or wall clock).
-                let captureTime = captureClock.captureTime(of: periodTime)
-                renderer.render(into: buffer, frames: frames, channels: channels)
-                let samples = UnsafeBufferPointer(buffer)
-                table.forEachActive { connection in
-                    connection.send(
-                        samples, portChannels: channels, frames: frames, captureTime: captureTime,
-                        socket: socket)
-                }
+        if paced == nil {
+            let renderer = try SourceRenderer(source: source, sampleRate: rate, channels: descriptor.channels)
+            let clock = engine.clock(sampleRate: rate)
+            let processor = UnsafeMutablePointer<PacedSenderProcessor>.allocate(capacity: 1)
+            processor.initialize(to: PacedSenderProcessor(
+                table: table, socket: socket, renderer: renderer, captureClock: captureClock, channels: descriptor.channels,
+                periodFrames: periodFrames))
+            let node = PeriodNode(handler: PacedSenderProcessor.handler, context: UnsafeMutableRawPointer(processor))
+            guard table.insert(connection) else {
+                processor.deinitialize(count: 1)
+                processor.deallocate()
+                throw tooMany
             }
-            clock = newClock
-            newClock.start()
+            do throws(EngineError) { try clock.attach(node) } catch {
+                _ = table.removeIdle(connection)
+                processor.deinitialize(count: 1)
+                processor.deallocate()
+                throw error
+            }
+            self.renderer = renderer
+            activeSampleRate = rate
+            paced = (clock, node, processor, clock.overruns)
+            return
         }
+        guard table.insert(connection) else { throw tooMany }
     }
 
-    /// Stops feeding `connection`; stops the clock after the last one.
+    private var tooMany: EngineError {
+        EngineError("\(descriptor.name) has \(table.capacity) connections, the most a port holds")
+    }
+
+    /// Stops feeding `connection`; after the last one the port leaves its engine clock.
     package func remove(_ connection: SendConnection) async {
-        _ = await table.remove(connection, deviceRunning: clock != nil || jack?.client.isRunning == true)
-        if table.all.isEmpty, jack == nil {
-            clock?.stop()
-            clock = nil
-            renderer = nil
-            activeSampleRate = nil
-        }
+        _ = await table.remove(connection, deviceRunning: paced?.clock.isRunning == true || jack?.client.isRunning == true)
+        if table.isEmpty, jack == nil { await stopStreaming() }
+    }
+
+    /// Detaches the port from its engine clock and frees its period state. Control plane.
+    ///
+    /// The port forgets its stream before it waits for the clock to let go, so a connection arriving
+    /// meanwhile starts the port afresh (and the old renderer lives until the clock has let go of it).
+    private func stopStreaming() async {
+        guard let paced else { return }
+        let renderer = self.renderer
+        self.paced = nil
+        self.renderer = nil
+        activeSampleRate = nil
+        await paced.clock.detach(paced.node)
+        paced.processor.deinitialize(count: 1)
+        paced.processor.deallocate()
+        withExtendedLifetime(renderer) {}
     }
 
     /// Stops everything (closing the JACK client before freeing this port's handler state). Control plane;
     /// idempotent.
-    package func shutdown() {
-        clock?.stop()
-        clock = nil
+    package func shutdown() async {
+        await stopStreaming()
         if let jack {
             jack.client.releaseProcessor(jack.processor)
             self.jack = nil

@@ -17,28 +17,36 @@ import TuttiCore
 /// behind, a stalled machine, does it skip the missed periods instead of bursting them, and count them as
 /// overruns, as a sound card would drop them.
 ///
+/// `process` is a C function with a context pointer, like a JACK process callback: the period loop makes no
+/// reference counting, allocation or existential call of its own.
+///
 /// `start`/`stop` from the control plane; `process` runs on the clock's own thread.
 public final class PacedDeviceClock: @unchecked Sendable {
+    /// Called on the clock thread once per period: `context` as given to `init`, the period's nominal start
+    /// (`CLOCK_MONOTONIC` nanoseconds) and its length in frames. Must be realtime-safe.
+    public typealias Handler = @convention(c) (_ context: UnsafeMutableRawPointer?, _ periodTime: Int64, _ frames: Int) -> Void
+
     public let sampleRate: Int
     public let periodFrames: Int
     /// How far behind the thread may fall before it skips periods instead of catching up: 100 ms.
     public var maxLateFrames: Int { sampleRate / 10 }
     private let name: String
-    private let process: @Sendable (_ periodTime: HostTime, _ frames: Int) -> Void
+    private let process: Handler
+    private nonisolated(unsafe) let context: UnsafeMutableRawPointer?
     private let running = Atomic<Bool>(false)
     private let overrunCount = Atomic<UInt64>(0)
     private var thread: OSThread?
 
-    /// - Parameter process: called on the clock thread once per period with the period's nominal start time.
-    public init(
-        name: String, sampleRate: Int, periodFrames: Int,
-        process: @escaping @Sendable (_ periodTime: HostTime, _ frames: Int) -> Void
-    ) {
+    /// - Parameters:
+    ///   - context: passed to `process`; the caller keeps what it points to alive until `stop` returns.
+    ///   - process: called on the clock thread once per period with the period's nominal start time.
+    public init(name: String, sampleRate: Int, periodFrames: Int, context: UnsafeMutableRawPointer?, process: Handler) {
         precondition(sampleRate > 0 && periodFrames > 0)
         self.name = name
         self.sampleRate = sampleRate
         self.periodFrames = periodFrames
         self.process = process
+        self.context = context
     }
 
     /// Periods skipped because the thread woke more than `maxLateFrames` late. Any thread.
@@ -57,7 +65,7 @@ public final class PacedDeviceClock: @unchecked Sendable {
                 let deadline = startTime + period * framesPerPeriod * 1_000_000_000 / rate
                 var spec = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
                 while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &spec, nil) == EINTR {}
-                process(HostTime(nanoseconds: deadline), periodFrames)
+                process(context, deadline, periodFrames)
                 period += 1
                 let now = clock.now().nanoseconds
                 let behind = (now - deadline) * rate / (framesPerPeriod * 1_000_000_000)

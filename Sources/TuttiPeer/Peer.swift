@@ -45,6 +45,8 @@ public actor Peer {
     private var stopped = false
     /// The shared beat clock, when the peer runs it.
     public nonisolated let link: LinkService?
+    /// The media engine: the paced device clocks every non-JACK port streams on.
+    private let engine: MediaEngine
     /// The peer's JACK client (`tutti-<name>`), when it has `jack` ports: their device clock.
     private let jack: JACKClient?
     /// JACK events already reported in the log, and when xruns and late or missed cycles were last reported
@@ -187,14 +189,16 @@ public actor Peer {
         self.logger = logger
         self.publishedName = configuration.name
         (discoveryEvents, discoveryContinuation) = AsyncStream.makeStream()
+        let engine = MediaEngine(periodFrames: configuration.periodFrames)
+        self.engine = engine
         for port in configuration.ports {
             switch port.role {
             case .sender(let source):
                 senderPorts[port.descriptor.name] = SenderPort(
-                    configuration: port, source: source, periodFrames: configuration.periodFrames, captureClock: captureClock)
+                    configuration: port, source: source, engine: engine, captureClock: captureClock)
             case .receiver(let sink):
                 receiverPorts[port.descriptor.name] = ReceiverPort(
-                    configuration: port, sink: sink, periodFrames: configuration.periodFrames, captureClock: captureClock)
+                    configuration: port, sink: sink, engine: engine, captureClock: captureClock)
             }
         }
         for endpoint in configuration.explicitPeers {
@@ -260,9 +264,9 @@ public actor Peer {
         }
         for (_, entry) in sending { await entry.port.remove(entry.connection) }
         sending.removeAll()
-        for port in senderPorts.values { port.shutdown() }
+        for port in senderPorts.values { await port.shutdown() }
         for id in Array(receiving.keys) { await remove(id, reason: "closed: peer stopping", notify: false) }
-        for port in receiverPorts.values { port.shutdown() }
+        for port in receiverPorts.values { await port.shutdown() }
         jack?.close()
         await server.close()
         nameLock.release()
@@ -577,7 +581,7 @@ public actor Peer {
                 captureClock: offer.captureClock, maxPeriodFrames: configuration.periodFrames, signalLossTimeout: configuration.signalLossTimeout,
                 concealment: configuration.concealment, outputSampleRate: Negotiation.deviceRate(for: format, receiver: capabilities),
                 driftCompensation: configuration.driftCompensation)
-            try receiverPort.add(connection)
+            try await receiverPort.add(connection)
             receiving[offer.connectionID] = (connection, receiverPort)
             let conversion = connection.receiver.outputSampleRate != format.sampleRate ? ", converted to \(connection.receiver.outputSampleRate) Hz" : ""
             let take = receiverPort.takePath.map { ", recording \($0)" } ?? ""

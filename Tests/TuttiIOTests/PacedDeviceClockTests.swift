@@ -9,25 +9,40 @@ import XCTest
 /// A paced clock that wakes late catches up on the missed periods, so its timeline stays whole; only a
 /// stall of more than 100 ms makes it skip periods, and it counts them.
 final class PacedDeviceClockTests: XCTestCase {
+    /// What the clock's handler records: the period times it was given, and where it stalls.
+    private final class Recorder: Sendable {
+        let times = Mutex<[Int64]>([])
+        let done = Atomic<Bool>(false)
+        let periods: Int
+        let stallMicroseconds: UInt32
+
+        init(periods: Int, stall: Duration) {
+            self.periods = periods
+            stallMicroseconds = UInt32(stall.components.seconds * 1_000_000 + stall.components.attoseconds / 1_000_000_000_000)
+        }
+
+        static let handler: PacedDeviceClock.Handler = { context, periodTime, _ in
+            let recorder = Unmanaged<Recorder>.fromOpaque(context!).takeUnretainedValue()
+            let count = recorder.times.withLock { times in
+                times.append(periodTime)
+                return times.count
+            }
+            if count == 5 { usleep(recorder.stallMicroseconds) }
+            if count >= recorder.periods { recorder.done.store(true, ordering: .relaxed) }
+        }
+    }
+
     /// Runs a 1 ms clock until it has called `process` `periods` times, stalling once inside the 5th call
     /// for `stall`; returns the period times it was given (ns) and the overruns it counted.
     private func run(periods: Int, stall: Duration) -> (times: [Int64], overruns: UInt64) {
-        let times = Mutex<[Int64]>([])
-        let done = Atomic<Bool>(false)
-        let clock = PacedDeviceClock(name: "tutti-test", sampleRate: 48_000, periodFrames: 48) { periodTime, frames in
-            let count = times.withLock { times in
-                times.append(periodTime.nanoseconds)
-                return times.count
-            }
-            if count == 5 {
-                usleep(UInt32(stall.components.seconds * 1_000_000 + stall.components.attoseconds / 1_000_000_000_000))
-            }
-            if count >= periods { done.store(true, ordering: .relaxed) }
-        }
+        let recorder = Recorder(periods: periods, stall: stall)
+        let clock = PacedDeviceClock(
+            name: "tutti-test", sampleRate: 48_000, periodFrames: 48, context: Unmanaged.passUnretained(recorder).toOpaque(),
+            process: Recorder.handler)
         clock.start()
-        while !done.load(ordering: .relaxed) { usleep(1_000) }
+        while !recorder.done.load(ordering: .relaxed) { usleep(1_000) }
         clock.stop()
-        return (times.withLock { Array($0.prefix(periods)) }, clock.overruns)
+        return (recorder.times.withLock { Array($0.prefix(periods)) }, clock.overruns)
     }
 
     func testAShortStallIsCaughtUpWithoutLosingAPeriod() {

@@ -1,0 +1,93 @@
+import TuttiCore
+import TuttiIO
+
+/// One paced device clock of a peer's media engine, at one (sample rate, period): a single thread that wakes
+/// once per period and runs every port attached to it, senders and receivers alike, in that one wake-up.
+///
+/// The thread runs only while a port is attached: it starts with the first `attach` and stops after the last
+/// `detach`. Ports come and go while it runs, through a lock-free `ConnectionTable` of `PeriodNode`s.
+///
+/// Thread rules: `attach`, `detach`, `overruns`, `isRunning` on the control plane (one caller at a time: the
+/// peer); the nodes' handlers run on the clock thread. Realtime-safe: the period loop.
+package final class EngineClock: @unchecked Sendable {
+    package let sampleRate: Int
+    package let periodFrames: Int
+    /// Ports a clock runs at most (a peer's ports at one rate).
+    package static var nodeCapacity: Int { 256 }
+    private let nodes = ConnectionTable<PeriodNode>(capacity: EngineClock.nodeCapacity)
+    private var device: PacedDeviceClock?
+    /// Overruns of earlier runs of the thread (each run has its own `PacedDeviceClock`).
+    private var earlierOverruns: UInt64 = 0
+    private var attached = 0
+    private let name: String
+    /// Whether periods come from the clock's own thread, or only from `runPeriod(at:)` (tests).
+    private let threaded: Bool
+
+    /// - Parameter threaded: false for a clock driven by hand (`runPeriod(at:)`, deterministic tests): no
+    ///   thread is started.
+    package init(name: String, sampleRate: Int, periodFrames: Int, threaded: Bool = true) {
+        self.name = name
+        self.threaded = threaded
+        self.sampleRate = sampleRate
+        self.periodFrames = periodFrames
+    }
+
+    deinit { device?.stop() }
+
+    /// Whether the clock thread runs (some port is attached). Control plane.
+    package var isRunning: Bool { device != nil }
+
+    /// Periods skipped since the clock was made because its thread stalled for more than 100 ms (their audio
+    /// is lost). Control plane; a port reports the difference since it attached.
+    package var overruns: UInt64 { earlierOverruns + (device?.overruns ?? 0) }
+
+    /// Runs `node` from the next period on, starting the clock thread if it is idle.
+    ///
+    /// - Throws: `EngineError` when `nodeCapacity` ports are attached already.
+    package func attach(_ node: PeriodNode) throws(EngineError) {
+        guard nodes.insert(node) else {
+            throw EngineError("the \(sampleRate) Hz engine clock runs \(Self.nodeCapacity) ports already")
+        }
+        attached += 1
+        guard threaded, device == nil else { return }
+        let device = PacedDeviceClock(
+            name: name, sampleRate: sampleRate, periodFrames: periodFrames, context: Unmanaged.passUnretained(nodes).toOpaque(),
+            process: Self.runPeriod)
+        self.device = device
+        device.start()
+    }
+
+    /// Stops running `node`: when this returns the clock thread never touches it (or its context) again.
+    /// Stops the thread after the last port.
+    package func detach(_ node: PeriodNode) async {
+        guard await nodes.remove(node, deviceRunning: device != nil) else { return }
+        attached -= 1
+        if attached == 0, let device {
+            device.stop()
+            earlierOverruns += device.overruns
+            self.device = nil
+        }
+    }
+
+    /// Stops the clock thread at once, for good, without waiting for ports to detach: only for a peer torn
+    /// down without stopping its ports, before they free what the thread runs. Control plane.
+    package func stopForTeardown() {
+        device?.stop()
+        device = nil
+    }
+
+    /// The period loop's body: every attached port. Clock thread only.
+    private static let runPeriod: PacedDeviceClock.Handler = { context, periodTime, frames in
+        let nodes = Unmanaged<ConnectionTable<PeriodNode>>.fromOpaque(context!)
+        nodes._withUnsafeGuaranteedRef { nodes in
+            nodes.forEachActive { node in node.handler(node.context, periodTime, frames) }
+        }
+    }
+
+    /// Runs one period on the caller's thread, as the clock thread would: a clock made with `threaded: false`
+    /// only (deterministic tests on a manual clock).
+    package func runPeriod(at periodTime: HostTime) {
+        precondition(!threaded, "a threaded clock runs its own periods")
+        Self.runPeriod(Unmanaged.passUnretained(nodes).toOpaque(), periodTime.nanoseconds, periodFrames)
+    }
+}

@@ -1,0 +1,32 @@
+/// A peer's media engine: its paced device clocks, one per sample rate at the peer's period, each driving
+/// every paced port streaming at that rate in one wake-up per period (JACK ports run on the JACK cycle).
+///
+/// Ports ask the engine for their clock when they start streaming (`clock(sampleRate:)`) and attach their
+/// period work to it; a clock's thread runs only while a port is attached.
+///
+/// Thread rules: control plane only (the peer), one caller at a time.
+package final class MediaEngine: @unchecked Sendable {
+    /// Frames per period of every paced clock.
+    package let periodFrames: Int
+    private let threaded: Bool
+    private var clocks: [Int: EngineClock] = [:]
+
+    /// - Parameter threaded: false for an engine whose clocks are driven by hand (deterministic tests).
+    package init(periodFrames: Int, threaded: Bool = true) {
+        precondition(periodFrames > 0)
+        self.periodFrames = periodFrames
+        self.threaded = threaded
+    }
+
+    /// The clock of every paced port at `sampleRate` (made on first use).
+    package func clock(sampleRate: Int) -> EngineClock {
+        if let clock = clocks[sampleRate] { return clock }
+        let clock = EngineClock(
+            name: "tutti-clock-\(sampleRate / 1000)k", sampleRate: sampleRate, periodFrames: periodFrames, threaded: threaded)
+        clocks[sampleRate] = clock
+        return clock
+    }
+
+    /// The clocks made so far, by rate. Control plane.
+    package var allClocks: [EngineClock] { clocks.keys.sorted().compactMap { clocks[$0] } }
+}

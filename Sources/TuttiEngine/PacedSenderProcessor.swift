@@ -1,0 +1,56 @@
+import TuttiCore
+import TuttiIO
+
+/// What a paced sender port does in each period of its engine clock: render one period of its source, stamp
+/// it with its capture time, and hand it to every connection, which packetize and send it.
+///
+/// Lives behind an `UnsafeMutablePointer` that `SenderPort` allocates when it starts streaming and frees
+/// after detaching it from the clock; the clock passes it to `handler` as the context. Class references are
+/// held unmanaged (the port keeps them alive), so the period does no reference counting; all fields are
+/// immutable. Realtime-safe: yes.
+package struct PacedSenderProcessor: ~Copyable {
+    package let table: Unmanaged<ConnectionTable<SendConnection>>
+    package let socket: Unmanaged<UDPSocket>
+    package let renderer: Unmanaged<SourceRenderer>
+    package let captureClock: CaptureClockSource
+    package let channels: Int
+    /// One period of `channels` interleaved samples.
+    package let period: UnsafeMutableBufferPointer<Float>
+
+    package init(
+        table: ConnectionTable<SendConnection>, socket: UDPSocket, renderer: SourceRenderer, captureClock: CaptureClockSource,
+        channels: Int, periodFrames: Int
+    ) {
+        self.table = Unmanaged.passUnretained(table)
+        self.socket = Unmanaged.passUnretained(socket)
+        self.renderer = Unmanaged.passUnretained(renderer)
+        self.captureClock = captureClock
+        self.channels = channels
+        period = .allocate(capacity: periodFrames * channels)
+        period.initialize(repeating: 0)
+    }
+
+    deinit { period.deallocate() }
+
+    /// The clock's handler: `context` is an `UnsafeMutablePointer<PacedSenderProcessor>`.
+    package static let handler: PacedDeviceClock.Handler = { context, periodTime, frames in
+        context!.assumingMemoryBound(to: PacedSenderProcessor.self).pointee.process(
+            frames: frames, periodTime: HostTime(nanoseconds: periodTime))
+    }
+
+    /// Renders and sends one period that starts at `periodTime`. Clock thread only.
+    package func process(frames: Int, periodTime: HostTime) {
+        // Capture time: the period's nominal start on the capture clock (Link ghost time or wall clock).
+        let captureTime = captureClock.captureTime(of: periodTime)
+        let channels = channels
+        renderer._withUnsafeGuaranteedRef { $0.render(into: period, frames: frames, channels: channels) }
+        let samples = UnsafeBufferPointer(period)
+        socket._withUnsafeGuaranteedRef { socket in
+            table._withUnsafeGuaranteedRef { table in
+                table.forEachActive { connection in
+                    connection.send(samples, portChannels: channels, frames: frames, captureTime: captureTime, socket: socket)
+                }
+            }
+        }
+    }
+}

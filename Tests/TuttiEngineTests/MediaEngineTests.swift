@@ -1,0 +1,163 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import TuttiCore
+@testable import TuttiEngine
+import TuttiIO
+import TuttiStream
+import TuttiWire
+import XCTest
+
+/// One engine per peer: every paced port at one rate runs on one clock, in one wake-up per period, whatever
+/// the number of ports and connections; a port holds 256 connections.
+final class MediaEngineTests: XCTestCase {
+    /// A sender's packetizer, boxed (it is noncopyable) so that a test can keep one per stream.
+    private final class SenderStream {
+        var packetizer: Packetizer
+        init(_ packetizer: consuming Packetizer) { self.packetizer = packetizer }
+    }
+
+    private let periodFrames = 64
+    private let captureClock = CaptureClockSource(link: nil)
+
+    private func format(sampleRate: Int = 48_000) -> StreamFormat {
+        StreamFormat(
+            sampleRate: sampleRate, channels: 2, sampleFormat: .l24, packetFrames: periodFrames,
+            targetLatencyFrames: 4 * periodFrames)
+    }
+
+    private func summary(_ number: Int, role: ConnectionRole, format: StreamFormat) -> ConnectionSummary {
+        let hex = String(number, radix: 16)
+        return ConnectionSummary(
+            id: ConnectionID(String(repeating: "0", count: 16 - hex.count) + hex)!, role: role,
+            source: PortReference(peer: "a", port: "out"), destination: PortReference(peer: "b", port: "in"), format: format,
+            state: .playing)
+    }
+
+    private func tonePort(_ name: String, engine: MediaEngine, sampleRates: [Int] = [48_000]) -> SenderPort {
+        let configuration = PortConfiguration.toneSender(name: name, sampleRates: sampleRates)
+        guard case .sender(let source) = configuration.role else { preconditionFailure() }
+        return SenderPort(configuration: configuration, source: source, engine: engine, captureClock: captureClock)
+    }
+
+    private func sendConnection(_ number: Int, to socket: UDPSocket, from port: SenderPort, format: StreamFormat) throws
+        -> SendConnection
+    {
+        let address = try port.sendingSocket().destination(try UDPAddress(host: "127.0.0.1", port: socket.localPort))
+        return SendConnection(
+            summary: summary(number, role: .sending, format: format), destination: address, peerEndpoint: nil,
+            ssrc: UInt32(number + 1), payloadType: 96, maxPeriodFrames: periodFrames)
+    }
+
+    /// Counts the datagrams waiting on `socket` (non-blocking).
+    private func drain(_ socket: UDPSocket) -> Int {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: StreamLimits.maxDatagramBytes, alignment: 8)
+        defer { buffer.deallocate() }
+        var count = 0
+        while socket.receive(into: buffer, timeoutMilliseconds: count == 0 ? 1000 : 50) != nil { count += 1 }
+        return count
+    }
+
+    func testThreeSenderPortsAndAReceiverWithEightStreamsRunOnOneClockInOneWakeUpPerPeriod() async throws {
+        let engine = MediaEngine(periodFrames: periodFrames, threaded: false)
+        let format = format()
+        let listeners = try (0..<3).map { _ in try UDPSocket() }
+        var senders: [(SenderPort, SendConnection)] = []
+        for (index, listener) in listeners.enumerated() {
+            let port = tonePort("tone\(index)", engine: engine)
+            let connection = try sendConnection(index, to: listener, from: port, format: format)
+            try port.add(connection)
+            senders.append((port, connection))
+        }
+        let sinkConfiguration = PortConfiguration.receiver(name: "desk", sink: .null, channels: 2)
+        let desk = ReceiverPort(configuration: sinkConfiguration, sink: .null, engine: engine, captureClock: captureClock)
+        var streams: [(ReceiveConnection, SenderStream)] = []
+        for index in 0..<8 {
+            let connection = try ReceiveConnection(
+                summary: summary(100 + index, role: .receiving, format: format), ssrc: UInt32(1000 + index), payloadType: 96,
+                peerEndpoint: nil, captureClock: .realtime, maxPeriodFrames: periodFrames, signalLossTimeout: .seconds(1),
+                concealment: .repetition, outputSampleRate: 48_000, driftCompensation: false)
+            try await desk.add(connection)
+            streams.append((connection, SenderStream(Packetizer(
+                format: format, payloadType: 96, ssrc: UInt32(1000 + index), initialSequenceNumber: UInt16(index * 1000),
+                initialTimestamp: UInt32(index * 77_777)))))
+        }
+        XCTAssertEqual(engine.allClocks.count, 1, "one clock for every port at 48 kHz")
+        let clock = engine.clock(sampleRate: 48_000)
+
+        let periods = 500  // 0.67 s: longer than the level meter's 0.5 s window
+        let periodNanoseconds = Int64(periodFrames) * 1_000_000_000 / 48_000
+        let tone = UnsafeMutableBufferPointer<Float>.allocate(capacity: periodFrames * 2)
+        defer { tone.deallocate() }
+        for index in tone.indices { tone[index] = Float(sin(Double(index / 2) * 0.1)) * 0.25 }
+        for period in 0..<periods {
+            let now = HostTime(nanoseconds: 1_000_000_000 + Int64(period) * periodNanoseconds)
+            // The network delivers each stream's packet of this period just before the period.
+            for index in streams.indices {
+                let receiver = streams[index].0.receiver
+                streams[index].1.packetizer.append(UnsafeBufferPointer(tone), frames: periodFrames, captureTime: now.nanoseconds) { datagram in
+                    receiver.accept(datagram: datagram, arrival: now)
+                }
+            }
+            clock.runPeriod(at: now)
+        }
+
+        for (index, (_, connection)) in senders.enumerated() {
+            XCTAssertEqual(connection.packetsSent.load(ordering: .relaxed), UInt64(periods), "sender \(index): one packet per period")
+            XCTAssertEqual(drain(listeners[index]), periods, "sender \(index): every packet reached its destination")
+        }
+        for (index, (connection, _)) in streams.enumerated() {
+            let statistics = connection.statistics()
+            XCTAssertEqual(statistics.state, ConnectionState.playing, "stream \(index)")
+            XCTAssertEqual(statistics.packetsReceived, UInt64(periods), "stream \(index)")
+            XCTAssertEqual(statistics.packetsLost, 0, "stream \(index)")
+            XCTAssertEqual(statistics.underruns, 0, "stream \(index)")
+            XCTAssertNotNil(statistics.peakDBFS, "stream \(index) played audio into the mix")
+        }
+        for (port, connection) in senders { await port.remove(connection) }
+        for (connection, _) in streams { _ = await desk.remove(connection) }
+        await desk.shutdown()
+    }
+
+    func testPortsAtAnotherRateGetTheirOwnClockAndTheClockThreadRunsOnlyWhilePortsAreAttached() async throws {
+        let engine = MediaEngine(periodFrames: periodFrames)
+        let listener = try UDPSocket()
+        let fast = tonePort("fast", engine: engine)
+        let slow = tonePort("slow", engine: engine, sampleRates: [44_100])
+        let first = try sendConnection(1, to: listener, from: fast, format: format())
+        let second = try sendConnection(2, to: listener, from: slow, format: format(sampleRate: 44_100))
+        try fast.add(first)
+        try slow.add(second)
+        XCTAssertEqual(engine.allClocks.map(\.sampleRate), [44_100, 48_000])
+        XCTAssertTrue(engine.allClocks.allSatisfy(\.isRunning))
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: StreamLimits.maxDatagramBytes, alignment: 8)
+        defer { buffer.deallocate() }
+        XCTAssertNotNil(listener.receive(into: buffer, timeoutMilliseconds: 2000), "the threaded clocks send")
+        await fast.remove(first)
+        XCTAssertFalse(engine.clock(sampleRate: 48_000).isRunning, "no port left at 48 kHz: its thread stops")
+        XCTAssertTrue(engine.clock(sampleRate: 44_100).isRunning)
+        await slow.remove(second)
+        XCTAssertFalse(engine.clock(sampleRate: 44_100).isRunning)
+        await fast.shutdown()
+        await slow.shutdown()
+    }
+
+    func testAPortHolds256ConnectionsAndRefusesTheNextWithTheLimitInOneLine() async throws {
+        let engine = MediaEngine(periodFrames: periodFrames, threaded: false)
+        let listener = try UDPSocket()
+        let port = tonePort("wide", engine: engine)
+        var connections: [SendConnection] = []
+        for number in 0..<256 {
+            let connection = try sendConnection(number, to: listener, from: port, format: format())
+            try port.add(connection)
+            connections.append(connection)
+        }
+        let extra = try sendConnection(999, to: listener, from: port, format: format())
+        XCTAssertThrowsError(try port.add(extra)) { error in
+            XCTAssertEqual((error as? EngineError)?.message, "wide has 256 connections, the most a port holds")
+        }
+        engine.clock(sampleRate: 48_000).runPeriod(at: HostTime(nanoseconds: 1_000_000_000))
+        XCTAssertEqual(connections.filter { $0.packetsSent.load(ordering: .relaxed) == 1 }.count, 256, "one period feeds all 256")
+        await port.shutdown()
+    }
+}

@@ -12,7 +12,7 @@ import CZitaResampler
 ///
 /// **Ratio.** The correction is input frames per output frame. zita follows a change with a one-pole filter per
 /// output frame (time constant a quarter of the transition asked for, so 98 % of the change is done at its end);
-/// speexdsp takes it at once, as the fraction round(correction × 10⁷) ÷ 10⁷, and recomputes its filter table
+/// speexdsp takes it at once, as the fraction round(correction × 65 521) ÷ 65 521 (15 ppm steps), and recomputes its filter table
 /// (only when that fraction changes).
 ///
 /// Owns the library's state and the staging buffer: its owner calls `free()` exactly once. `init` allocates;
@@ -25,8 +25,11 @@ struct NearUnityEngine {
         case speex(OpaquePointer)
     }
 
-    /// The fraction's denominator for speexdsp (0.1 ppm steps; × its oversampling ≤ 32 stays within 32 bits).
-    static let speexDenominator: UInt32 = 10_000_000
+    /// The fraction's denominator for speexdsp: the largest prime whose square fits in 32 bits (15.3 ppm steps).
+    /// speexdsp 1.2.1's `set_rate_frac` rescales its phase (< the old denominator) by new ÷ old denominator and
+    /// refuses the change (`RESAMPLER_ERR_OVERFLOW`) when that product passes 2³² − 1: with 10⁷ it failed as
+    /// soon as the phase passed 429.
+    static let speexDenominator: UInt32 = 65_521
 
     let channels: Int
     let library: NearUnityLibrary

@@ -11,12 +11,13 @@ public enum NearUnityLibrary: Hashable, Sendable {
     case zitaVResampler(halfLength: Int)
     /// speexdsp's resampler (`speex_resampler_set_rate_frac`, `speex_resampler_process_interleaved_float`) at
     /// `quality` 0...10 (its filter is 8–256 taps long, interpolated in an oversampled table). The ratio is a
-    /// fraction with a denominator of 10⁷ (0.1 ppm steps); each change recomputes the filter table.
+    /// fraction with a denominator of 65 521 (15 ppm steps: speexdsp overflows beyond); each change recomputes the
+    /// filter table.
     case speexDSP(quality: Int)
 
     /// The library `.nearUnityDrift` uses unless told otherwise: the one the comparison chose (see
     /// `Benchmarks/README.md`, "Near-unity drift resamplers").
-    public static let recommended: NearUnityLibrary = .zitaVResampler(halfLength: 32)
+    public static let recommended: NearUnityLibrary = .zitaVResampler(halfLength: 16)
 
     /// A short name for reports and `Resampler.engine`, e.g. "zita-resampler VResampler, half-length 32".
     public var name: String {

@@ -1,9 +1,10 @@
 import CSoxr
 
-/// Sample-rate conversion of interleaved `Float` audio (any number of channels) over libsoxr or libsamplerate,
-/// shaped for a device thread that must hand exactly `frames` output frames to its device every period.
+/// Sample-rate conversion of interleaved `Float` audio (any number of channels) over libsoxr, libsamplerate,
+/// zita-resampler or speexdsp, shaped for a device thread that must hand exactly `frames` output frames to its
+/// device every period.
 ///
-/// **Three uses.**
+/// **Four uses.**
 /// - `.fixedRatio`: one rate to another (44.1 ↔ 48 kHz, any pair in `supportedRates`) with libsoxr's
 ///   high-quality recipe (`SOXR_HQ`: 20-bit precision, linear phase, DFT engine). Latency 890–1 060 output
 ///   frames at 44.1 ↔ 48 kHz (20–22 ms): that engine works in DFT blocks of 740–900 output frames.
@@ -20,6 +21,13 @@ import CSoxr
 ///   0.2 dB to 16 kHz, then −0.5 dB at 18 kHz and −6 dB at 20 kHz at 48 kHz (−4.3 dB at 18 kHz through 44.1 kHz),
 ///   even at 48 → 48 kHz. A switch of one argument for callers:
 ///   `mode: .lowLatencyVariableRatio(maximumCorrectionPPM: 1_000)`.
+/// - `.nearUnityDrift`: drift compensation between two clocks at the same nominal rate, over a resampler made
+///   for near-unity ratios (`NearUnityLibrary`; by default zita-resampler's `VResampler`, half-length 16: 19
+///   frames of delay, THD+N −123 dB at 1 kHz and −107 dB at 10 kHz at ±200 ppm, about 3.5 times cheaper per
+///   64-frame stereo period than libsamplerate; `Benchmarks/results/resampler-comparison.md`). Its demand and
+///   latency follow `ResamplerFrameAccount`, like libsoxr's, with a lead measured at init.
+///   `Mode.driftCompensation(inputRate:outputRate:maximumCorrectionPPM:)` picks it for equal rates and
+///   `.lowLatencyVariableRatio` otherwise.
 ///
 /// **Device-thread protocol**, once per period:
 /// ```swift

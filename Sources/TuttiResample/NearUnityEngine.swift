@@ -34,10 +34,8 @@ struct NearUnityEngine {
     let channels: Int
     let library: NearUnityLibrary
     private let handle: Handle
-    /// Input not yet taken by the library, interleaved, from its start.
-    private let staging: UnsafeMutableBufferPointer<Float>
-    private let stagingCapacityFrames: Int
-    private(set) var stagedFrames: Int
+    /// Input not yet taken by the library.
+    private var staging: ResamplerStaging
     /// speexdsp's current numerator (its denominator is `speexDenominator`).
     private var speexNumerator: UInt32
     /// The stream's rate, recorded by speexdsp.
@@ -79,10 +77,9 @@ struct NearUnityEngine {
         self.library = library
         speexNumerator = Self.speexDenominator
         self.sampleRate = UInt32(sampleRate)
-        stagingCapacityFrames = primingFrames + 4 * maximumInputFrames + 256
-        staging = .allocate(capacity: stagingCapacityFrames * channels)
-        staging.initialize(repeating: 0)
-        stagedFrames = primingFrames  // the silence is already there
+        staging = ResamplerStaging(
+            channels: channels, capacityFrames: primingFrames + 4 * maximumInputFrames + 256,
+            silentFrames: primingFrames)
     }
 
     /// Releases the library's state and the staging buffer. Control plane, once.
@@ -91,7 +88,7 @@ struct NearUnityEngine {
         case .zita(let zita): tutti_zita_destroy(zita)
         case .speex(let speex): speex_resampler_destroy(speex)
         }
-        staging.deallocate()
+        staging.free()
     }
 
     /// Takes all `inputFrames` of `input` and writes up to `outputFrames` frames to `output`; returns how many.
@@ -101,14 +98,9 @@ struct NearUnityEngine {
     mutating func process(
         input: UnsafePointer<Float>?, inputFrames: Int, output: UnsafeMutablePointer<Float>, outputFrames: Int
     ) throws(ResamplerError) -> Int {
-        precondition(
-            stagedFrames + inputFrames <= stagingCapacityFrames,
-            "more input held than the near-unity resampler can stage: give what inputFramesNeeded asks")
-        let base = staging.baseAddress!
-        if inputFrames > 0, let input {
-            (base + stagedFrames * channels).update(from: input, count: inputFrames * channels)
-        }
-        stagedFrames += inputFrames
+        staging.append(input, count: inputFrames)
+        let base = staging.base
+        let stagedFrames = staging.frames
         guard outputFrames > 0 else { return 0 }
         var used: UInt32 = 0
         var produced: UInt32 = 0
@@ -123,12 +115,7 @@ struct NearUnityEngine {
             let status = speex_resampler_process_interleaved_float(speex, base, &used, output, &produced)
             guard status == 0 else { throw ResamplerError(.processingFailed, speex: status) }
         }
-        let taken = Int(used)
-        stagedFrames -= taken
-        if taken > 0, stagedFrames > 0 {
-            // Forward copy to a lower address: safe although the ranges may overlap.
-            base.update(from: base + taken * channels, count: stagedFrames * channels)
-        }
+        staging.removeFirst(Int(used))
         return Int(produced)
     }
 

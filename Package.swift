@@ -39,14 +39,22 @@ let package = Package(
             name: "CSamplerate", path: "Sources/CSamplerate", pkgConfig: "samplerate",
             providers: [.apt(["libsamplerate0-dev"])]),
         .systemLibrary(
+            name: "CSpeexDSP", path: "Sources/CSpeexDSP", pkgConfig: "speexdsp",
+            providers: [.apt(["libspeexdsp-dev"])]),
+        .systemLibrary(
             name: "CJack", path: "Sources/CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
 
         // Pure, I/O-free core.
         .target(name: "TuttiCore", swiftSettings: strict),
         .target(name: "TuttiWire", dependencies: ["TuttiCore"], swiftSettings: strict),
         .target(name: "TuttiCodec", dependencies: ["TuttiCore", "COpus"], swiftSettings: strict),
-        // Sample-rate conversion and drift compensation (libsoxr, libsamplerate: pure DSP, no I/O).
-        .target(name: "TuttiResample", dependencies: ["TuttiCore", "CSoxr", "CSamplerate"], swiftSettings: strict),
+        // zita-resampler's VResampler (C++, no pkg-config file; Debian: libzita-resampler-dev) behind a C API.
+        .target(name: "CZitaResampler", linkerSettings: [.linkedLibrary("zita-resampler")]),
+        // Sample-rate conversion and drift compensation (libsoxr, libsamplerate, speexdsp, zita-resampler: pure
+        // DSP, no I/O).
+        .target(
+            name: "TuttiResample", dependencies: ["TuttiCore", "CSoxr", "CSamplerate", "CSpeexDSP", "CZitaResampler"],
+            swiftSettings: strict),
         .target(
             name: "TuttiStream", dependencies: ["TuttiCore", "TuttiWire", "TuttiCodec", "TuttiResample"],
             swiftSettings: strict),

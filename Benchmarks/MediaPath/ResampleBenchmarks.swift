@@ -12,6 +12,11 @@
 //   variable-ratio mode (libsamplerate, `SRC_SINC_FASTEST`, about 20 frames of latency instead of about 290),
 //   with the receiver's 256-frame transition.
 // - `Resample-lowlatency-drift-44100-to-48000-per-64-frame-stereo-period`: the same, converting 44.1 → 48 kHz.
+// - `Resample-nearunity-<library>-drift-48000-per-64-frame-stereo-period`: the same drift sweep through
+//   `.nearUnityDrift` with each candidate library (zita-resampler's VResampler at half-lengths 16, 24, 32;
+//   speexdsp at qualities 3, 5, 7), for the comparison in `Benchmarks/results/resampler-comparison.md`. The
+//   correction changes every period, as a receiver's drift controller sets it, so speexdsp recomputes its filter
+//   table whenever the correction crosses one of its 15 ppm steps.
 //
 // Input: a 1 kHz tone (0.5) precomputed in `setup`, a whole number of cycles long (so the loop is seamless) plus
 // one period's worth repeated, so each period's input is a slice of it, not a copy. All buffers and the
@@ -116,20 +121,42 @@ func registerResampleBenchmarks(_ configuration: Benchmark.Configuration) {
         variable.state = nil
     }
 
-    for (inputRate, name) in [
-        (48_000, "Resample-lowlatency-drift-48000-per-64-frame-stereo-period"),
-        (44_100, "Resample-lowlatency-drift-44100-to-48000-per-64-frame-stereo-period"),
-    ] {
-        let lowLatency = Fixture<ResampleState>()
+    // The drift sweep through libsamplerate (the receivers' engine for real conversions, and the baseline) and
+    // through every near-unity candidate, with the receiver's 256-frame transition.
+    var drift: [(String, Int, Resampler.Mode)] = [
+        (
+            "Resample-lowlatency-drift-48000-per-64-frame-stereo-period", 48_000,
+            .lowLatencyVariableRatio(maximumCorrectionPPM: 1_000)
+        ),
+        (
+            "Resample-lowlatency-drift-44100-to-48000-per-64-frame-stereo-period", 44_100,
+            .lowLatencyVariableRatio(maximumCorrectionPPM: 1_000)
+        ),
+    ]
+    for (library, label) in nearUnityCandidates {
+        drift.append(
+            (
+                "Resample-nearunity-\(label)-drift-48000-per-64-frame-stereo-period", 48_000,
+                .nearUnityDrift(maximumCorrectionPPM: 1_000, library: library)
+            ))
+    }
+    for (name, inputRate, mode) in drift {
+        let fixture = Fixture<ResampleState>()
         Benchmark(name, configuration: configuration) { _ in
-            lowLatency.state!.runPeriod()
+            fixture.state!.runPeriod()
         } setup: {
-            lowLatency.state = ResampleState(
-                inputRate: inputRate, outputRate: 48_000, mode: .lowLatencyVariableRatio(maximumCorrectionPPM: 1_000),
-                sweepPPM: 300, transitionFrames: 256)
+            fixture.state = ResampleState(
+                inputRate: inputRate, outputRate: 48_000, mode: mode, sweepPPM: 300, transitionFrames: 256)
         } teardown: {
-            lowLatency.state!.verify(name)
-            lowLatency.state = nil
+            fixture.state!.verify(name)
+            fixture.state = nil
         }
     }
 }
+
+/// The near-unity drift resamplers compared (`NearUnityComparisonTests` measures their delay and distortion).
+let nearUnityCandidates: [(NearUnityLibrary, String)] = [
+    (.zitaVResampler(halfLength: 16), "zita16"), (.zitaVResampler(halfLength: 24), "zita24"),
+    (.zitaVResampler(halfLength: 32), "zita32"), (.speexDSP(quality: 3), "speex3"), (.speexDSP(quality: 5), "speex5"),
+    (.speexDSP(quality: 7), "speex7"),
+]

@@ -1,9 +1,10 @@
 import CSoxr
 
-/// Sample-rate conversion of interleaved `Float` audio (any number of channels) over libsoxr or libsamplerate,
-/// shaped for a device thread that must hand exactly `frames` output frames to its device every period.
+/// Sample-rate conversion of interleaved `Float` audio (any number of channels) over libsoxr, libsamplerate,
+/// zita-resampler or speexdsp, shaped for a device thread that must hand exactly `frames` output frames to its
+/// device every period.
 ///
-/// **Three uses.**
+/// **Four uses.**
 /// - `.fixedRatio`: one rate to another (44.1 ↔ 48 kHz, any pair in `supportedRates`) with libsoxr's
 ///   high-quality recipe (`SOXR_HQ`: 20-bit precision, linear phase, DFT engine). Latency 890–1 060 output
 ///   frames at 44.1 ↔ 48 kHz (20–22 ms): that engine works in DFT blocks of 740–900 output frames.
@@ -20,6 +21,13 @@ import CSoxr
 ///   0.2 dB to 16 kHz, then −0.5 dB at 18 kHz and −6 dB at 20 kHz at 48 kHz (−4.3 dB at 18 kHz through 44.1 kHz),
 ///   even at 48 → 48 kHz. A switch of one argument for callers:
 ///   `mode: .lowLatencyVariableRatio(maximumCorrectionPPM: 1_000)`.
+/// - `.nearUnityDrift`: drift compensation between two clocks at the same nominal rate, over a resampler made
+///   for near-unity ratios (`NearUnityLibrary`; by default zita-resampler's `VResampler`, half-length 16: 19
+///   frames of delay, THD+N −123 dB at 1 kHz and −107 dB at 10 kHz at ±200 ppm, about 3.5 times cheaper per
+///   64-frame stereo period than libsamplerate; `Benchmarks/results/resampler-comparison.md`). Its demand and
+///   latency follow `ResamplerFrameAccount`, like libsoxr's, with a lead measured at init.
+///   `Mode.driftCompensation(inputRate:outputRate:maximumCorrectionPPM:)` picks it for equal rates and
+///   `.lowLatencyVariableRatio` otherwise.
 ///
 /// **Device-thread protocol**, once per period:
 /// ```swift
@@ -64,12 +72,25 @@ public struct Resampler: ~Copyable {
         /// Ratio `inputRate / outputRate × correction` as for `.variableRatio`, over libsamplerate
         /// (`SRC_SINC_FASTEST`): about 20 frames of latency instead of about 290.
         case lowLatencyVariableRatio(maximumCorrectionPPM: Double)
+        /// Drift compensation between two clocks at the same nominal rate (`inputRate == outputRate`): ratio
+        /// `correction`, over a resampler made for near-unity ratios (`library`; see `NearUnityLibrary`).
+        case nearUnityDrift(maximumCorrectionPPM: Double, library: NearUnityLibrary = .recommended)
+
+        /// The mode a receiver uses to follow a sender's clock: `.nearUnityDrift` when the rates are the same,
+        /// else `.lowLatencyVariableRatio` (real rate conversion, e.g. 44.1 → 48 kHz). Any thread.
+        public static func driftCompensation(
+            inputRate: Int, outputRate: Int, maximumCorrectionPPM: Double
+        ) -> Mode {
+            inputRate == outputRate
+                ? .nearUnityDrift(maximumCorrectionPPM: maximumCorrectionPPM)
+                : .lowLatencyVariableRatio(maximumCorrectionPPM: maximumCorrectionPPM)
+        }
 
         /// The correction range in ppm; nil for `.fixedRatio`.
         var correctionRangePPM: Double? {
             switch self {
             case .fixedRatio: nil
-            case .variableRatio(let ppm), .lowLatencyVariableRatio(let ppm): ppm
+            case .variableRatio(let ppm), .lowLatencyVariableRatio(let ppm), .nearUnityDrift(let ppm, _): ppm
             }
         }
     }
@@ -116,12 +137,14 @@ public struct Resampler: ~Copyable {
     /// `inputFramesNeeded` asks). Device thread.
     public private(set) var shortfallFrames: UInt64 = 0
 
-    /// libsoxr (`.fixedRatio`, `.variableRatio`); nil for `.lowLatencyVariableRatio`.
+    /// libsoxr (`.fixedRatio`, `.variableRatio`); nil otherwise.
     private let soxr: OpaquePointer?
-    /// libsoxr's input demand and latency (unused by `.lowLatencyVariableRatio`).
+    /// libsoxr's or the near-unity engine's input demand and latency (unused by `.lowLatencyVariableRatio`).
     private var account: ResamplerFrameAccount
     /// libsamplerate (`.lowLatencyVariableRatio`); nil otherwise.
     private var samplerate: SamplerateEngine?
+    /// speexdsp or zita-resampler (`.nearUnityDrift`); nil otherwise.
+    private var nearUnity: NearUnityEngine?
     /// Zeros: priming input, and a valid pointer for empty input (libsoxr reads a null input as end of stream).
     private let silence: UnsafeMutableBufferPointer<Float>
     /// Warm-up output, and a valid pointer for empty output.
@@ -192,6 +215,13 @@ public struct Resampler: ~Copyable {
                 backend = try Self.makeSamplerate(
                     channels: channels, nominalRatio: nominalRatio, correctionLimit: correctionLimit,
                     maximumInputFrames: maximumInputFrames)
+            } else if case .nearUnityDrift(_, let library) = mode {
+                guard inputRate == outputRate else {
+                    throw ResamplerError(.invalidConfiguration, "near-unity drift needs equal input and output rates")
+                }
+                backend = try Self.makeNearUnity(
+                    library: library, channels: channels, sampleRate: inputRate, correctionLimit: correctionLimit,
+                    maximumInputFrames: maximumInputFrames)
             } else {
                 backend = try Self.makePrimedSoxr(
                     inputRate: inputRate, outputRate: outputRate, nominalRatio: nominalRatio, channels: channels,
@@ -214,6 +244,7 @@ public struct Resampler: ~Copyable {
         self.filterDelayFrames = backend.filterDelayFrames
         self.soxr = backend.soxr
         self.samplerate = backend.samplerate
+        self.nearUnity = backend.nearUnity
         self.silence = silence
         self.scratch = scratch
         account = backend.account
@@ -224,6 +255,7 @@ public struct Resampler: ~Copyable {
     deinit {
         if let soxr { soxr_delete(soxr) }
         if let samplerate { samplerate.free() }
+        if let nearUnity { nearUnity.free() }
         silence.deallocate()
         scratch.deallocate()
     }
@@ -268,6 +300,10 @@ public struct Resampler: ~Copyable {
         if samplerate != nil {
             produced = try samplerate!.process(
                 input: source, inputFrames: inputFrames, output: destination, outputFrames: outputFrames)
+        } else if nearUnity != nil {
+            produced = try nearUnity!.process(
+                input: source, inputFrames: inputFrames, output: destination, outputFrames: outputFrames)
+            account.record(inputFrames: inputFrames, outputFrames: produced, ratio: ratio)
         } else {
             if let error = soxr_process(soxr!, source, inputFrames, nil, destination, outputFrames, &produced) {
                 throw ResamplerError(.processingFailed, soxr: error)
@@ -301,6 +337,8 @@ public struct Resampler: ~Copyable {
         precondition(transitionFrames >= 0)
         if samplerate != nil {
             try samplerate!.setRatio(1 / (nominalRatio * correction), transitionFrames: transitionFrames)
+        } else if nearUnity != nil {
+            try nearUnity!.setCorrection(correction, transitionFrames: transitionFrames)
         } else if let error = soxr_set_io_ratio(soxr!, nominalRatio * correction, transitionFrames) {
             throw ResamplerError(.correctionRejected, soxr: error)
         }
@@ -335,8 +373,9 @@ public struct Resampler: ~Copyable {
             if samplerate != nil {
                 samplerate!.widenLookahead()
             } else {
+                let margin = nearUnity != nil ? 1.0 : 16.0
                 account = ResamplerFrameAccount(
-                    leadFrames: account.leadFrames + Double(worstShortfall) + 16, heldFrames: account.heldFrames)
+                    leadFrames: account.leadFrames + Double(worstShortfall) + margin, heldFrames: account.heldFrames)
             }
         }
     }
@@ -345,6 +384,7 @@ public struct Resampler: ~Copyable {
     struct Backend {
         var soxr: OpaquePointer?
         var samplerate: SamplerateEngine?
+        var nearUnity: NearUnityEngine? = nil
         /// libsoxr's demand and latency account (a placeholder for libsamplerate).
         var account: ResamplerFrameAccount
         var name: String
@@ -395,8 +435,8 @@ public struct Resampler: ~Copyable {
             var quality = soxr_quality_spec(UInt(SOXR_HQ), 0)
             handle = soxr_create(
                 Double(inputRate), Double(outputRate), UInt32(channels), &error, &io, &quality, &runtime)
-        case .lowLatencyVariableRatio:
-            preconditionFailure("the low-latency variable ratio runs on libsamplerate")
+        case .lowLatencyVariableRatio, .nearUnityDrift:
+            preconditionFailure("the low-latency and near-unity modes do not run on libsoxr")
         case .variableRatio(let ppm):
             // libsoxr's variable-rate engine takes the largest I/O ratio it will see as input rate ÷ output rate.
             var quality = soxr_quality_spec(UInt(SOXR_HQ), UInt(SOXR_VR))
@@ -421,45 +461,13 @@ public struct Resampler: ~Copyable {
         let probe = try makeSoxr(
             inputRate: inputRate, outputRate: outputRate, nominalRatio: nominalRatio, channels: 1, mode: mode)
         defer { soxr_delete(probe) }
-        let step = 4
-        let capacity = 1 << 15
-        let feed = UnsafeMutableBufferPointer<Float>.allocate(capacity: step)
-        feed.initialize(repeating: 0)
-        defer { feed.deallocate() }
-        let sink = UnsafeMutableBufferPointer<Float>.allocate(capacity: capacity)
-        sink.initialize(repeating: 0)
-        defer { sink.deallocate() }
-        var fed = 0
-        var produced = 0
-        var mostHeld = 0.0
-        var response: [Float] = []
-        var impulseAt = -1
-        var producedBeforeImpulse = 0
-        // One second of silence, then the impulse, then silence until it is well out.
-        while impulseAt < 0 || Double(fed - impulseAt) < (mostHeld + 64) * nominalRatio + 64 {
-            if impulseAt < 0 && fed >= inputRate {
-                impulseAt = fed
-                producedBeforeImpulse = produced
-                feed[0] = 1
-            }
+        return try calibrateHoldAndDelay(silenceFrames: inputRate, nominalRatio: nominalRatio, step: 4) {
+            (feed, count, sink, capacity) throws(ResamplerError) -> Int in
             var done = 0
-            var count = step
-            repeat {
-                if let error = soxr_process(probe, feed.baseAddress, count, nil, sink.baseAddress, capacity, &done) {
-                    throw ResamplerError(.creationFailed, soxr: error)
-                }
-                produced += done
-                if impulseAt >= 0 { response += sink.prefix(done) }
-                count = 0
-            } while done == capacity
-            feed[0] = 0
-            fed += step
-            if impulseAt < 0 { mostHeld = max(mostHeld, Double(fed) / nominalRatio - Double(produced)) }
+            if let error = soxr_process(probe, feed, count, nil, sink, capacity, &done) {
+                throw ResamplerError(.creationFailed, soxr: error)
+            }
+            return done
         }
-        guard let peak = interpolatedPeak(of: response, in: response.indices) else {
-            throw ResamplerError(.creationFailed, "calibration impulse did not come out")
-        }
-        let filterDelay = Double(producedBeforeImpulse) + peak - Double(impulseAt) / nominalRatio
-        return (mostHeld, filterDelay)
     }
 }

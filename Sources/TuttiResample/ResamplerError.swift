@@ -1,5 +1,6 @@
 import CSamplerate
 import CSoxr
+import CSpeexDSP
 
 /// Why a `Resampler` could not be built, or failed while running.
 ///
@@ -50,6 +51,17 @@ public struct ResamplerError: Error, Hashable, CustomStringConvertible, @uncheck
             text = .library(message)
         } else {
             text = .tutti("libsamplerate reported an unknown error")
+        }
+    }
+
+    /// speexdsp's error `number` (from `speex_resampler_init_frac`, `…_process_interleaved_float`,
+    /// `…_set_rate_frac`), with its message (`speex_resampler_strerror`).
+    init(_ code: Code, speex number: Int32) {
+        self.code = code
+        if let message = speex_resampler_strerror(number) {
+            text = .library(message)
+        } else {
+            text = .tutti("speexdsp reported an unknown error")
         }
     }
 

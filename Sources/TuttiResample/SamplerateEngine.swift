@@ -30,10 +30,8 @@ struct SamplerateEngine {
 
     let channels: Int
     private let state: OpaquePointer
-    /// Input not yet taken by libsamplerate, interleaved, from its start.
-    private let staging: UnsafeMutableBufferPointer<Float>
-    private let stagingCapacityFrames: Int
-    private var stagedFrames: Int
+    /// Input not yet taken by libsamplerate.
+    private var staging: ResamplerStaging
     /// Where libsamplerate reads, and what its next call needs.
     private(set) var position: SampleratePosition
     /// The ratio the transition in progress has reached (at the end of the last call), its target, and the output
@@ -62,10 +60,9 @@ struct SamplerateEngine {
         }
         self.channels = channels
         self.state = state
-        stagingCapacityFrames = primingFrames + lookaheadFrames + 4 * maximumInputFrames
-        staging = .allocate(capacity: stagingCapacityFrames * channels)
-        staging.initialize(repeating: 0)
-        stagedFrames = primingFrames  // the silence is already there
+        staging = ResamplerStaging(
+            channels: channels, capacityFrames: primingFrames + lookaheadFrames + 4 * maximumInputFrames,
+            silentFrames: primingFrames)
         position = SampleratePosition(
             lookaheadFrames: lookaheadFrames, channels: channels, ratio: ratio, heldFrames: primingFrames)
         rampValue = ratio
@@ -75,7 +72,7 @@ struct SamplerateEngine {
     /// Releases the converter and the staging buffer. Control plane, once.
     func free() {
         src_delete(state)
-        staging.deallocate()
+        staging.free()
     }
 
     /// Input frames held (in libsamplerate's buffer and in staging) beyond the next output frame's position.
@@ -100,31 +97,21 @@ struct SamplerateEngine {
     mutating func process(
         input: UnsafePointer<Float>?, inputFrames: Int, output: UnsafeMutablePointer<Float>, outputFrames: Int
     ) throws(ResamplerError) -> Int {
-        precondition(
-            stagedFrames + inputFrames <= stagingCapacityFrames,
-            "more input held than the low-latency resampler can stage: give what inputFramesNeeded asks")
-        let base = staging.baseAddress!
-        if inputFrames > 0, let input {
-            (base + stagedFrames * channels).update(from: input, count: inputFrames * channels)
-        }
-        stagedFrames += inputFrames
+        staging.append(input, count: inputFrames)
+        let base = staging.base
         guard outputFrames > 0 else {
             position.record(inputFrames: inputFrames, producedFrames: 0, requestedFrames: 0, toward: rampValue)
             return 0
         }
         let target = callTarget(forOutputFrames: outputFrames)
         var data = SRC_DATA(
-            data_in: base, data_out: output, input_frames: stagedFrames, output_frames: outputFrames,
+            data_in: base, data_out: output, input_frames: staging.frames, output_frames: outputFrames,
             input_frames_used: 0, output_frames_gen: 0, end_of_input: 0, src_ratio: target)
         let status = src_process(state, &data)
         guard status == 0 else { throw ResamplerError(.processingFailed, samplerate: status) }
         let used = data.input_frames_used
         let produced = data.output_frames_gen
-        stagedFrames -= used
-        if used > 0, stagedFrames > 0 {
-            // Forward copy to a lower address: safe although the ranges may overlap.
-            base.update(from: base + used * channels, count: stagedFrames * channels)
-        }
+        staging.removeFirst(used)
         position.record(
             inputFrames: inputFrames, producedFrames: produced, requestedFrames: outputFrames, toward: target)
         rampValue = target

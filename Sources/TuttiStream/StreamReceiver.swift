@@ -89,7 +89,7 @@ public final class StreamReceiver: @unchecked Sendable {
             do throws(ResamplerError) {
                 resampler = Optional(try Resampler(
                     inputRate: format.sampleRate, outputRate: outputRate, channels: format.channels,
-                    maximumOutputFrames: maxPeriodFrames, mode: .lowLatencyVariableRatio(maximumCorrectionPPM: 1_000)))
+                    maximumOutputFrames: maxPeriodFrames, mode: .driftCompensation(inputRate: format.sampleRate, outputRate: outputRate, maximumCorrectionPPM: 1_000)))
             } catch {
                 preconditionFailure("the resampler refused a supported conversion \(format.sampleRate) → \(outputRate) Hz: \(error)")
             }

@@ -85,6 +85,9 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // Loopback harness for the batched UDP edge: system calls per packet, send costs (Benchmarks/UDPBatching.md).
+        .executableTarget(name: "tutti-udp-bench", dependencies: ["TuttiIO", "TuttiCore"], swiftSettings: strict),
+
         // Test support: manual clock, lossy in-memory network.
         .target(name: "TuttiTesting", dependencies: ["TuttiCore", "TuttiWire"], path: "Tests/TuttiTesting", swiftSettings: strict),
 

@@ -25,38 +25,7 @@ int CTuttiIO_receiveTimestamp(const struct msghdr *message, struct timespec *sta
     return 0;
 }
 
-int CTuttiIO_groSegmentSize(const struct msghdr *message) {
-#ifdef UDP_GRO
-    for (struct cmsghdr *c = CMSG_FIRSTHDR((struct msghdr *)message); c != NULL;
-         c = CMSG_NXTHDR((struct msghdr *)message, c)) {
-        if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO && c->cmsg_len >= CMSG_LEN(sizeof(int))) {
-            int size;
-            memcpy(&size, CMSG_DATA(c), sizeof(int));
-            return size;
-        }
-    }
-#endif
-    return 0;
-}
-
-size_t CTuttiIO_writeSegmentSize(void *control, size_t capacity, uint16_t segmentSize) {
-#ifdef UDP_SEGMENT
-    if (capacity < CMSG_SPACE(sizeof(uint16_t))) return 0;
-    memset(control, 0, CMSG_SPACE(sizeof(uint16_t)));
-    struct cmsghdr *c = (struct cmsghdr *)control;
-    c->cmsg_level = SOL_UDP;
-    c->cmsg_type = UDP_SEGMENT;
-    c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
-    memcpy(CMSG_DATA(c), &segmentSize, sizeof(uint16_t));
-    return CMSG_SPACE(sizeof(uint16_t));
-#else
-    return 0;
-#endif
-}
-
 size_t CTuttiIO_timestampControlSpace(void) { return CMSG_SPACE(sizeof(struct timespec)); }
-
-size_t CTuttiIO_intControlSpace(void) { return CMSG_SPACE(sizeof(int)); }
 
 #ifdef __linux__
 int CTuttiIO_epollCreate(void) { return epoll_create1(EPOLL_CLOEXEC); }

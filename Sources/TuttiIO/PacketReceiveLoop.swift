@@ -62,6 +62,8 @@ public final class PacketReceiveLoop: @unchecked Sendable {
     private struct Slot {
         var descriptor: Int32 = -1
         var generation: UInt32 = 0
+        /// Retained while registered, so the socket stays open as long as the loop may read it.
+        var socket: Unmanaged<UDPSocket>?
         var handler: DatagramHandler?
         var context: UnsafeMutableRawPointer?
     }
@@ -130,6 +132,7 @@ public final class PacketReceiveLoop: @unchecked Sendable {
 
     deinit {
         stop()
+        for index in 0..<capacity { slots[index].socket?.release() }
         Glibc.close(epoll)
         Glibc.close(wake)
         slots.deinitialize(count: capacity)
@@ -141,7 +144,8 @@ public final class PacketReceiveLoop: @unchecked Sendable {
     }
 
     /// Starts serving `socket`: from now on the loop calls `handler(context, …)` on its thread for every
-    /// datagram the socket receives. `context` stays the caller's: keep it alive until `unregister` returns.
+    /// datagram the socket receives. The loop keeps `socket` alive until `unregister` (do not `close` it before);
+    /// `context` stays the caller's: keep it alive until `unregister` returns.
     /// Control plane. Works whether or not the loop is running.
     ///
     /// - Throws: `SystemError` with `ENOSPC` when `capacity` sockets are registered, or `epoll_ctl`'s errno.
@@ -153,11 +157,15 @@ public final class PacketReceiveLoop: @unchecked Sendable {
             else { return .failure(SystemError("register socket: the receive loop serves \(capacity) already", errno: ENOSPC)) }
             let generation = control.nextGeneration
             control.nextGeneration = generation == UInt32.max ? 1 : generation + 1
-            slots[index] = Slot(descriptor: socket.descriptor, generation: generation, handler: handler, context: context)
+            slots[index] = Slot(
+                descriptor: socket.descriptor, generation: generation, socket: .passRetained(socket), handler: handler,
+                context: context)
             states[index].store(SlotState.active.rawValue, ordering: .sequentiallyConsistent)
             let token = UInt64(generation) << 32 | UInt64(index)
             guard CTuttiIO_epollControl(epoll, EPOLL_CTL_ADD, socket.descriptor, token) == 0 else {
                 let error = SystemError.current("add socket to epoll")
+                slots[index].socket?.release()
+                slots[index] = Slot()
                 states[index].store(SlotState.empty.rawValue, ordering: .sequentiallyConsistent)
                 return .failure(error)
             }
@@ -185,6 +193,7 @@ public final class PacketReceiveLoop: @unchecked Sendable {
                 var pause = timespec(tv_sec: 0, tv_nsec: 20_000)
                 while completedIterations.load(ordering: .sequentiallyConsistent) == seen { nanosleep(&pause, nil) }
             }
+            slots[index].socket?.release()
             slots[index] = Slot()
             states[index].store(SlotState.empty.rawValue, ordering: .sequentiallyConsistent)
             return true

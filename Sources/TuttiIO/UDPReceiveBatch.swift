@@ -49,7 +49,7 @@ public struct UDPReceiveBatch: ~Copyable {
         precondition(capacity > 0, "a receive batch needs at least one slot")
         self.capacity = capacity
         datagramCapacity = StreamLimits.maxDatagramBytes
-        controlSpace = CTuttiIO_timestampControlSpace() + CTuttiIO_intControlSpace()
+        controlSpace = CTuttiIO_timestampControlSpace()
         storage = .allocate(byteCount: capacity * datagramCapacity, alignment: 16)
         vectors = .allocate(capacity: capacity)
         messages = .allocate(capacity: capacity)

@@ -18,7 +18,7 @@ import Musl
 /// stopped (and after `PacketReceiveLoop.unregister`). Realtime-safe: `send` (one non-blocking `sendto`),
 /// `receive` blocks up to its timeout.
 public final class UDPSocket: @unchecked Sendable {
-    let descriptor: Int32
+    package let descriptor: Int32
     public let isDualStack: Bool
     /// The local port the socket is bound to.
     public let localPort: UInt16

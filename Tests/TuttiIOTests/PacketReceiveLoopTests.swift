@@ -104,6 +104,24 @@ final class PacketReceiveLoopTests: XCTestCase {
         XCTAssertLessThan(loop.statistics.receiveCalls, 768 + 256, "no more than one call per datagram and socket wake")
     }
 
+    func testTheLoopKeepsARegisteredSocketOpenAfterItsOwnerLetsGo() throws {
+        let loop = try PacketReceiveLoop(capacity: 1)
+        let recorder = Recorder(index: 0)
+        let port: UInt16
+        let registration: PacketReceiveLoop.Registration
+        do {
+            let receiver = try UDPSocket()
+            port = receiver.localPort
+            registration = try loop.register(receiver, handler: Self.record, context: recorder.context)
+        }
+        loop.start()
+        defer { loop.stop() }
+        let sender = try UDPSocket()
+        sender.send(datagram(5, bytes: 20), to: sender.destination(try UDPAddress(host: "127.0.0.1", port: port)))
+        waitUntil { recorder.count == 1 }
+        XCTAssertTrue(loop.unregister(registration))
+    }
+
     func testARegisterBeyondCapacityIsRefusedWithENOSPC() throws {
         let loop = try PacketReceiveLoop(capacity: 1)
         let first = try UDPSocket()

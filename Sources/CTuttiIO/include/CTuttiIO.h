@@ -14,8 +14,6 @@
 #ifdef __linux__
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <netinet/in.h>
-#include <netinet/udp.h>
 #endif
 
 /// `struct mmsghdr`: one message of a `recvmmsg`/`sendmmsg` batch.
@@ -34,18 +32,8 @@ int CTuttiIO_sendmmsg(int fd, CTuttiIO_mmsghdr *messages, unsigned int count, in
 /// Returns 1 and fills `stamp` when present, 0 otherwise.
 int CTuttiIO_receiveTimestamp(const struct msghdr *message, struct timespec *stamp);
 
-/// The GRO segment size (`UDP_GRO` control message) among `message`'s control messages, or 0 when absent.
-int CTuttiIO_groSegmentSize(const struct msghdr *message);
-
-/// Writes one `UDP_SEGMENT` (GSO) control message of `segmentSize` into `control` (of `capacity` bytes) and
-/// returns the bytes used (`CMSG_SPACE(sizeof(uint16_t))`), or 0 if it does not fit.
-size_t CTuttiIO_writeSegmentSize(void *control, size_t capacity, uint16_t segmentSize);
-
 /// `CMSG_SPACE(sizeof(struct timespec))`: control bytes a receive needs for one timestamp.
 size_t CTuttiIO_timestampControlSpace(void);
-
-/// `CMSG_SPACE(sizeof(int))`: control bytes a receive needs for a GRO segment size.
-size_t CTuttiIO_intControlSpace(void);
 
 #ifdef __linux__
 /// `epoll_create1(EPOLL_CLOEXEC)`.

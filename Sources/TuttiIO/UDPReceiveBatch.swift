@@ -88,7 +88,7 @@ public struct UDPReceiveBatch: ~Copyable {
     /// `receive(from:)` on a raw descriptor (the receive loop's path).
     @inline(__always)
     mutating func receive(descriptor: Int32) -> Int {
-        rearm(upTo: count)
+        rearm(upTo: max(count, 1))
         count = 0
         var received: Int32
         repeat {

@@ -64,7 +64,9 @@ let package = Package(
         .target(name: "TuttiClock", dependencies: ["TuttiCore"], swiftSettings: strict),
 
         // The edge: the only modules that touch sockets, Avahi, JACK, files, threads and the system clock.
-        .target(name: "TuttiIO", dependencies: ["TuttiCore", "TuttiClock"], swiftSettings: strict),
+        // CTuttiIO: thin C wrappers for the Linux calls Swift's Glibc module hides (recvmmsg, sendmmsg, epoll).
+        .target(name: "CTuttiIO"),
+        .target(name: "TuttiIO", dependencies: ["TuttiCore", "TuttiClock", "CTuttiIO"], swiftSettings: strict),
         .target(name: "TuttiDiscovery", dependencies: ["CAvahi"], swiftSettings: strict),
         // JACK: one client per peer whose process callback is the device clock of its jack ports.
         .target(name: "TuttiJACK", dependencies: ["TuttiCore", "TuttiIO", "CJack"], swiftSettings: strict),
@@ -96,6 +98,9 @@ let package = Package(
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ],
             swiftSettings: strict),
+
+        // Loopback harness for the batched UDP edge: system calls per packet, send costs (Benchmarks/UDPBatching.md).
+        .executableTarget(name: "tutti-udp-bench", dependencies: ["TuttiIO", "TuttiCore"], swiftSettings: strict),
 
         // Test support: manual clock, lossy in-memory network.
         .target(name: "TuttiTesting", dependencies: ["TuttiCore", "TuttiWire"], path: "Tests/TuttiTesting", swiftSettings: strict),

@@ -14,6 +14,12 @@ public struct UDPAddress: Sendable, CustomStringConvertible {
         try self.init(host: host, port: port, flags: 0)
     }
 
+    /// An address the kernel reported (a datagram's source). TuttiIO only.
+    init(storage: sockaddr_storage, length: socklen_t) {
+        self.storage = storage
+        self.length = length
+    }
+
     /// Converts a numeric IPv4 or IPv6 address, never asking DNS (`AI_NUMERICHOST`): for destinations that
     /// must mean exactly the address given. Control plane.
     ///

@@ -1,3 +1,4 @@
+import CTuttiIO
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -7,10 +8,17 @@ import Musl
 /// A UDP socket for media: dual-stack (IPv6 with IPv4-mapped addresses) where the host has IPv6, IPv4
 /// otherwise; marked DSCP EF (expedited forwarding) for audio.
 ///
-/// Thread rules: one thread receives (`receive`), any one thread sends (`send`); `close` only after both
-/// have stopped. Realtime-safe: `send` (one non-blocking `sendto`), `receive` blocks up to its timeout.
+/// Every socket asks the kernel to timestamp arriving datagrams (`SO_TIMESTAMPNS`), which
+/// `UDPReceiveBatch` and `PacketReceiveLoop` turn into monotonic arrival times; `receive` ignores them.
+/// `connect(to:)` fixes a single peer, so sends skip the per-packet route lookup (see
+/// `Benchmarks/UDPBatching.md` for what that is worth).
+///
+/// Thread rules: one thread receives (`receive`, a `UDPReceiveBatch`, or a `PacketReceiveLoop` it is
+/// registered with), any one thread sends (`send`, `UDPSendBatch.send`); `close` only after both have
+/// stopped (and after `PacketReceiveLoop.unregister`). Realtime-safe: `send` (one non-blocking `sendto`),
+/// `receive` blocks up to its timeout.
 public final class UDPSocket: @unchecked Sendable {
-    private let descriptor: Int32
+    package let descriptor: Int32
     public let isDualStack: Bool
     /// The local port the socket is bound to.
     public let localPort: UInt16
@@ -60,6 +68,8 @@ public final class UDPSocket: @unchecked Sendable {
         var bufferBytes: Int32 = 1 << 20
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufferBytes, socklen_t(MemoryLayout<Int32>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufferBytes, socklen_t(MemoryLayout<Int32>.size))
+        var on: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, socklen_t(MemoryLayout<Int32>.size))
 
         var bound = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -91,13 +101,37 @@ public final class UDPSocket: @unchecked Sendable {
         return sent == bytes.count
     }
 
+    /// Connects the socket to `address` (prepared with `destination(_:)`): it then sends there with
+    /// `send(_:)` and no per-packet route lookup, and receives only from there. Control plane.
+    ///
+    /// - Throws: `SystemError` from `connect` (e.g. `ENETUNREACH`).
+    public func connect(to address: UDPAddress) throws(SystemError) {
+        let status = withUnsafeBytes(of: address.storage) { raw in
+            Glibc.connect(descriptor, raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), address.length)
+        }
+        guard status == 0 else { throw .current("connect UDP socket to \(address)") }
+    }
+
+    /// Sends one datagram to the connected peer without blocking. Returns `false` if the kernel refused it
+    /// (buffer full, not connected, the peer's port unreachable); the caller counts. Realtime-safe: one syscall.
+    @discardableResult
+    public func send(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        Glibc.send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT)) == bytes.count
+    }
+
+    /// Waits up to `timeoutMilliseconds` until a datagram is queued (for a `UDPReceiveBatch`). Returns `false`
+    /// on timeout or interruption. Realtime-safe: blocks in `poll`, allocates nothing.
+    public func waitUntilReadable(timeoutMilliseconds: Int32) -> Bool {
+        var descriptorSet = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptorSet, 1, timeoutMilliseconds) > 0
+    }
+
     /// Waits up to `timeout` for one datagram and copies it into `buffer`.
     ///
     /// - Returns: the datagram's length (truncated datagrams are reported with their full length, larger
     ///   than `buffer.count`, so the caller can reject them), or `nil` on timeout or interruption.
     public func receive(into buffer: UnsafeMutableRawBufferPointer, timeoutMilliseconds: Int32) -> Int? {
-        var descriptorSet = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        guard poll(&descriptorSet, 1, timeoutMilliseconds) > 0 else { return nil }
+        guard waitUntilReadable(timeoutMilliseconds: timeoutMilliseconds) else { return nil }
         let received = recv(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT) | Int32(MSG_TRUNC))
         return received >= 0 ? received : nil
     }

@@ -1,0 +1,60 @@
+#define _GNU_SOURCE
+#include "CTuttiIO.h"
+
+#include <string.h>
+#include <unistd.h>
+
+int CTuttiIO_recvmmsg(int fd, CTuttiIO_mmsghdr *messages, unsigned int count, int flags) {
+    _Static_assert(sizeof(CTuttiIO_mmsghdr) == sizeof(struct mmsghdr), "mmsghdr layout");
+    return recvmmsg(fd, (struct mmsghdr *)messages, count, flags, NULL);
+}
+
+int CTuttiIO_sendmmsg(int fd, CTuttiIO_mmsghdr *messages, unsigned int count, int flags) {
+    return sendmmsg(fd, (struct mmsghdr *)messages, count, flags);
+}
+
+int CTuttiIO_receiveTimestamp(const struct msghdr *message, struct timespec *stamp) {
+    for (struct cmsghdr *c = CMSG_FIRSTHDR((struct msghdr *)message); c != NULL;
+         c = CMSG_NXTHDR((struct msghdr *)message, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS
+            && c->cmsg_len >= CMSG_LEN(sizeof(struct timespec))) {
+            memcpy(stamp, CMSG_DATA(c), sizeof(struct timespec));
+            return 1;
+        }
+    }
+    return 0;
+}
+
+size_t CTuttiIO_timestampControlSpace(void) { return CMSG_SPACE(sizeof(struct timespec)); }
+
+#ifdef __linux__
+int CTuttiIO_epollCreate(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+int CTuttiIO_epollControl(int epoll, int operation, int fd, uint64_t token) {
+    struct epoll_event event;
+    memset(&event, 0, sizeof(event));
+    event.events = EPOLLIN;
+    event.data.u64 = token;
+    return epoll_ctl(epoll, operation, fd, &event);
+}
+
+int CTuttiIO_epollWait(int epoll, struct epoll_event *events, uint64_t *tokens, int capacity, int timeoutMilliseconds) {
+    int ready = epoll_wait(epoll, events, capacity, timeoutMilliseconds);
+    for (int index = 0; index < ready; index++) tokens[index] = events[index].data.u64;
+    return ready;
+}
+
+size_t CTuttiIO_epollEventSize(void) { return sizeof(struct epoll_event); }
+
+int CTuttiIO_eventCreate(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+
+int CTuttiIO_eventSignal(int fd) {
+    uint64_t one = 1;
+    return write(fd, &one, sizeof(one)) == sizeof(one) ? 0 : -1;
+}
+
+int CTuttiIO_eventClear(int fd) {
+    uint64_t value;
+    return read(fd, &value, sizeof(value)) == sizeof(value) ? 0 : -1;
+}
+#endif

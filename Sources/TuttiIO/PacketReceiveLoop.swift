@@ -1,0 +1,290 @@
+import CTuttiIO
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Synchronization
+import TuttiCore
+
+/// What a `PacketReceiveLoop` calls for each datagram: `context` as registered; `bytes` the datagram (valid
+/// only during the call, at most `StreamLimits.maxDatagramBytes` of it); `length` its full length, larger
+/// than `StreamLimits.maxDatagramBytes` when it was truncated (reject and count it, as with
+/// `UDPSocket.receive`); `arrivalNanoseconds` its arrival on the monotonic host clock (`HostTime`).
+///
+/// Runs on the loop's thread: it must not block, allocate, lock or log (push into a ring, count).
+public typealias DatagramHandler = @convention(c) (
+    _ context: UnsafeMutableRawPointer?, _ bytes: UnsafeRawPointer?, _ length: Int, _ arrivalNanoseconds: Int64
+) -> Void
+
+/// One network I/O thread for many UDP sockets: it waits in `epoll_wait`, takes every ready socket's queued
+/// datagrams with one `recvmmsg` each (a `UDPReceiveBatch`, so kernel arrival times), and hands each
+/// datagram to the handler registered for its socket.
+///
+/// **Threads.** The control plane calls `register`, `unregister`, `start`, `stop` and reads `statistics`
+/// (these four are serialised by a mutex the loop thread never takes). The loop thread runs only handlers.
+///
+/// **Slots.** `capacity` registration slots are allocated in `init`. A slot is written by the control plane
+/// while empty and published by an atomic state store; the loop reads the state (sequentially consistent)
+/// before it touches a slot's descriptor, handler or context, once per ready event.
+///
+/// **Unregistering.** `unregister` marks the slot retiring, removes the descriptor from epoll, reads the loop's
+/// count of completed iterations `c`, wakes the loop (eventfd) and waits until the count passes `c`. Every
+/// iteration that could have seen the slot active started before the mark, so it is iteration `c` or earlier
+/// and has finished when `unregister` returns: the loop never touches that context again, and the caller may
+/// free it and close the socket.
+///
+/// **Hot path.** Per wake-up: one `epoll_wait`, one `recvmmsg` per ready socket (a second only when a
+/// batch came back full), a handler call per datagram through a C function pointer; no allocation, lock,
+/// log or existential. The thread is an audio thread (`OSThread(realtime: true)`, `SCHED_FIFO` when
+/// `RealtimeScheduling` is enabled).
+public final class PacketReceiveLoop: @unchecked Sendable {
+    /// A registered socket, for `unregister`.
+    public struct Registration: Hashable, Sendable {
+        let slot: Int
+        let generation: UInt32
+    }
+
+    /// Cumulative counters (published by the loop thread after every wake-up, relaxed).
+    public struct Statistics: Sendable, Equatable {
+        /// `epoll_wait` returns.
+        public var wakeUps: UInt64 = 0
+        /// `recvmmsg` calls.
+        public var receiveCalls: UInt64 = 0
+        /// Datagrams handed to handlers (truncated ones included).
+        public var datagrams: UInt64 = 0
+        /// Of those, datagrams longer than a slot.
+        public var truncated: UInt64 = 0
+        /// Of those, datagrams timed by the kernel (the rest by a clock read).
+        public var kernelTimestamped: UInt64 = 0
+    }
+
+    private struct Slot {
+        var descriptor: Int32 = -1
+        var generation: UInt32 = 0
+        /// Retained while registered, so the socket stays open as long as the loop may read it.
+        var socket: Unmanaged<UDPSocket>?
+        var handler: DatagramHandler?
+        var context: UnsafeMutableRawPointer?
+    }
+
+    private enum SlotState: Int {
+        case empty = 0
+        case active = 1
+        case retiring = 2
+    }
+
+    /// The most sockets registered at once.
+    public let capacity: Int
+    private let batchCapacity: Int
+    private let name: String
+    /// Batches taken from one socket per wake-up before the loop serves the others (fairness).
+    private static let batchesPerWake = 4
+    private static let eventsPerWait = 128
+    private static let wakeToken = UInt64.max
+
+    private let epoll: Int32
+    private let wake: Int32
+    private let slots: UnsafeMutablePointer<Slot>
+    private let states: UnsafeMutablePointer<Atomic<Int>>
+    private let running = Atomic<Bool>(false)
+    private let completedIterations = Atomic<UInt64>(0)
+    private let counters: UnsafeMutablePointer<Atomic<UInt64>>
+    /// Control plane: guards `thread` and slot allocation.
+    private let control = Mutex<ControlState>(ControlState())
+    private struct ControlState: ~Copyable {
+        var thread: OSThread?
+        var nextGeneration: UInt32 = 1
+    }
+
+    /// Creates the loop (not started). `capacity`: most sockets at once (default 1024); `batchCapacity`:
+    /// datagrams per `recvmmsg` (default 32). Control plane.
+    ///
+    /// - Throws: `SystemError` when epoll or the wake-up eventfd cannot be created.
+    public init(capacity: Int = 1024, batchCapacity: Int = 32, name: String = "tutti-net") throws(SystemError) {
+        precondition(capacity > 0 && capacity < Int(UInt32.max), "capacity out of range")
+        self.capacity = capacity
+        self.batchCapacity = batchCapacity
+        self.name = name
+        let epoll = CTuttiIO_epollCreate()
+        guard epoll >= 0 else { throw .current("create epoll instance") }
+        let wake = CTuttiIO_eventCreate()
+        guard wake >= 0 else {
+            let error = SystemError.current("create eventfd")
+            Glibc.close(epoll)
+            throw error
+        }
+        guard CTuttiIO_epollControl(epoll, EPOLL_CTL_ADD, wake, Self.wakeToken) == 0 else {
+            let error = SystemError.current("add eventfd to epoll")
+            Glibc.close(epoll)
+            Glibc.close(wake)
+            throw error
+        }
+        self.epoll = epoll
+        self.wake = wake
+        slots = .allocate(capacity: capacity)
+        slots.initialize(repeating: Slot(), count: capacity)
+        states = .allocate(capacity: capacity)
+        for index in 0..<capacity { (states + index).initialize(to: Atomic(SlotState.empty.rawValue)) }
+        counters = .allocate(capacity: 5)
+        for index in 0..<5 { (counters + index).initialize(to: Atomic(0)) }
+    }
+
+    deinit {
+        stop()
+        for index in 0..<capacity { slots[index].socket?.release() }
+        Glibc.close(epoll)
+        Glibc.close(wake)
+        slots.deinitialize(count: capacity)
+        slots.deallocate()
+        states.deinitialize(count: capacity)
+        states.deallocate()
+        counters.deinitialize(count: 5)
+        counters.deallocate()
+    }
+
+    /// Starts serving `socket`: from now on the loop calls `handler(context, …)` on its thread for every
+    /// datagram the socket receives. The loop keeps `socket` alive until `unregister` (do not `close` it before);
+    /// `context` stays the caller's: keep it alive until `unregister` returns.
+    /// Control plane. Works whether or not the loop is running.
+    ///
+    /// - Throws: `SystemError` with `ENOSPC` when `capacity` sockets are registered, or `epoll_ctl`'s errno.
+    public func register(
+        _ socket: UDPSocket, handler: DatagramHandler, context: UnsafeMutableRawPointer?
+    ) throws(SystemError) -> Registration {
+        let result: Result<Registration, SystemError> = control.withLock { control in
+            guard let index = (0..<capacity).first(where: { states[$0].load(ordering: .acquiring) == SlotState.empty.rawValue })
+            else { return .failure(SystemError("register socket: the receive loop serves \(capacity) already", errno: ENOSPC)) }
+            let generation = control.nextGeneration
+            control.nextGeneration = generation == UInt32.max ? 1 : generation + 1
+            slots[index] = Slot(
+                descriptor: socket.descriptor, generation: generation, socket: .passRetained(socket), handler: handler,
+                context: context)
+            states[index].store(SlotState.active.rawValue, ordering: .sequentiallyConsistent)
+            let token = UInt64(generation) << 32 | UInt64(index)
+            guard CTuttiIO_epollControl(epoll, EPOLL_CTL_ADD, socket.descriptor, token) == 0 else {
+                let error = SystemError.current("add socket to epoll")
+                slots[index].socket?.release()
+                slots[index] = Slot()
+                states[index].store(SlotState.empty.rawValue, ordering: .sequentiallyConsistent)
+                return .failure(error)
+            }
+            return .success(Registration(slot: index, generation: generation))
+        }
+        return try result.get()
+    }
+
+    /// Stops serving a socket. When it returns, the loop thread will never again call its handler or touch its
+    /// context (see the type's comment), so the caller may free the context and close the socket. Waits at
+    /// most one loop iteration (the loop is woken for it). Returns `false` if `registration` is not registered.
+    /// Control plane; must not be called from a handler.
+    @discardableResult
+    public func unregister(_ registration: Registration) -> Bool {
+        control.withLock { control in
+            let index = registration.slot
+            guard index < capacity, states[index].load(ordering: .acquiring) == SlotState.active.rawValue,
+                slots[index].generation == registration.generation
+            else { return false }
+            states[index].store(SlotState.retiring.rawValue, ordering: .sequentiallyConsistent)
+            _ = CTuttiIO_epollControl(epoll, EPOLL_CTL_DEL, slots[index].descriptor, 0)
+            if control.thread != nil {
+                let seen = completedIterations.load(ordering: .sequentiallyConsistent)
+                _ = CTuttiIO_eventSignal(wake)
+                var pause = timespec(tv_sec: 0, tv_nsec: 20_000)
+                while completedIterations.load(ordering: .sequentiallyConsistent) == seen { nanosleep(&pause, nil) }
+            }
+            slots[index].socket?.release()
+            slots[index] = Slot()
+            states[index].store(SlotState.empty.rawValue, ordering: .sequentiallyConsistent)
+            return true
+        }
+    }
+
+    /// Starts the loop thread. Idempotent. Control plane.
+    public func start() {
+        control.withLock { control in
+            guard control.thread == nil else { return }
+            running.store(true, ordering: .sequentiallyConsistent)
+            control.thread = OSThread(name: name, realtime: true) { [self] in run() }
+        }
+    }
+
+    /// Stops the loop thread and waits for it to end (handlers are not called after it returns; registrations
+    /// stay, and serve again after `start`). Idempotent. Control plane; must not be called from a handler.
+    public func stop() {
+        control.withLock { control in
+            guard let thread = control.thread else { return }
+            running.store(false, ordering: .sequentiallyConsistent)
+            _ = CTuttiIO_eventSignal(wake)
+            thread.join()
+            control.thread = nil
+        }
+    }
+
+    /// Whether the loop thread runs. Control plane.
+    public var isRunning: Bool { control.withLock { $0.thread != nil } }
+
+    /// The loop's counters so far. Any thread.
+    public var statistics: Statistics {
+        Statistics(
+            wakeUps: counters[0].load(ordering: .relaxed), receiveCalls: counters[1].load(ordering: .relaxed),
+            datagrams: counters[2].load(ordering: .relaxed), truncated: counters[3].load(ordering: .relaxed),
+            kernelTimestamped: counters[4].load(ordering: .relaxed))
+    }
+
+    /// The loop thread's body.
+    private func run() {
+        var batch = UDPReceiveBatch(capacity: batchCapacity)
+        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: Self.eventsPerWait)
+        let tokens = UnsafeMutablePointer<UInt64>.allocate(capacity: Self.eventsPerWait)
+        defer {
+            events.deallocate()
+            tokens.deallocate()
+        }
+        var local = Statistics(
+            wakeUps: counters[0].load(ordering: .relaxed), receiveCalls: counters[1].load(ordering: .relaxed),
+            datagrams: counters[2].load(ordering: .relaxed), truncated: counters[3].load(ordering: .relaxed),
+            kernelTimestamped: counters[4].load(ordering: .relaxed))
+        let kernelBefore = local.kernelTimestamped
+        while running.load(ordering: .relaxed) {
+            let ready = CTuttiIO_epollWait(epoll, events, tokens, Int32(Self.eventsPerWait), -1)
+            local.wakeUps &+= 1
+            for event in 0..<Int(max(ready, 0)) {
+                let token = tokens[event]
+                if token == Self.wakeToken {
+                    _ = CTuttiIO_eventClear(wake)
+                    continue
+                }
+                let index = Int(token & 0xFFFF_FFFF)
+                guard states[index].load(ordering: .sequentiallyConsistent) == SlotState.active.rawValue else { continue }
+                let slot = slots[index]
+                guard slot.generation == UInt32(token >> 32), let handler = slot.handler else { continue }
+                for _ in 0..<Self.batchesPerWake {
+                    let received = batch.receive(descriptor: slot.descriptor)
+                    local.receiveCalls &+= 1
+                    for message in 0..<received {
+                        let length = batch.length(at: message)
+                        if length > batch.datagramCapacity { local.truncated &+= 1 }
+                        handler(
+                            slot.context, batch.datagram(at: message).baseAddress, length,
+                            batch.arrival(at: message).nanoseconds)
+                    }
+                    local.datagrams &+= UInt64(received)
+                    if received < batch.capacity { break }
+                }
+            }
+            local.kernelTimestamped = kernelBefore &+ batch.kernelTimestamped
+            publish(local)
+            completedIterations.add(1, ordering: .sequentiallyConsistent)
+        }
+    }
+
+    @inline(__always)
+    private func publish(_ local: Statistics) {
+        counters[0].store(local.wakeUps, ordering: .relaxed)
+        counters[1].store(local.receiveCalls, ordering: .relaxed)
+        counters[2].store(local.datagrams, ordering: .relaxed)
+        counters[3].store(local.truncated, ordering: .relaxed)
+        counters[4].store(local.kernelTimestamped, ordering: .relaxed)
+    }
+}

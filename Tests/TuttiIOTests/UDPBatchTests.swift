@@ -1,0 +1,177 @@
+import TuttiCore
+import TuttiIO
+import XCTest
+
+/// Batched UDP on loopback: `recvmmsg` bursts with kernel arrival times, truncation, `sendmmsg` fan-out,
+/// connected sockets.
+final class UDPBatchTests: XCTestCase {
+    func testABurstOf200DatagramsArrivesCompleteInOrderAndKernelTimedInBatches() throws {
+        let receiver = try UDPSocket()
+        let sender = try UDPSocket()
+        let destination = sender.destination(try UDPAddress(host: "127.0.0.1", port: receiver.localPort))
+        let before = MonotonicClock().now()
+        for sequence in 0..<200 { XCTAssertTrue(sender.send(datagram(sequence, bytes: 100), to: destination)) }
+        var batch = UDPReceiveBatch(capacity: 32)
+        var sequences: [Int] = []
+        var arrivals: [HostTime] = []
+        var batches = 0
+        let deadline = MonotonicClock().now() + .seconds(5)
+        while sequences.count < 200, MonotonicClock().now() < deadline {
+            guard receiver.waitUntilReadable(timeoutMilliseconds: 100) else { continue }
+            let received = batch.receive(from: receiver)
+            if received > 0 { batches += 1 }
+            let afterReceive = MonotonicClock().now()
+            for index in 0..<received {
+                XCTAssertFalse(batch.isTruncated(at: index))
+                XCTAssertEqual(batch.length(at: index), 100)
+                sequences.append(Int(batch.datagram(at: index).load(as: UInt32.self)))
+                XCTAssertLessThanOrEqual(batch.arrival(at: index), afterReceive)
+                arrivals.append(batch.arrival(at: index))
+            }
+        }
+        XCTAssertEqual(sequences, Array(0..<200))
+        XCTAssertGreaterThanOrEqual(batches, 7, "at most 32 datagrams per batch")
+        XCTAssertLessThan(batches, 200, "datagrams come in batches, not one per call")
+        XCTAssertEqual(batch.kernelTimestamped, 200, "loopback datagrams carry SO_TIMESTAMPNS")
+        XCTAssertEqual(batch.userTimestamped, 0)
+        for (earlier, later) in zip(arrivals, arrivals.dropFirst()) { XCTAssertLessThanOrEqual(earlier, later) }
+        // Mapped from CLOCK_REALTIME: after the first send (within the mapping's error, far below 1 ms).
+        XCTAssertGreaterThan(arrivals.first!, before + .milliseconds(-1))
+        XCTAssertEqual(batch.source(at: 0).description.hasSuffix(":\(sender.localPort)"), true)
+    }
+
+    func testATruncatedDatagramIsReportedWithItsFullLengthBetweenIntactOnes() throws {
+        let receiver = try UDPSocket()
+        let sender = try UDPSocket()
+        let destination = sender.destination(try UDPAddress(host: "127.0.0.1", port: receiver.localPort))
+        sender.send(datagram(1, bytes: 64), to: destination)
+        sender.send(datagram(2, bytes: 3_000), to: destination)
+        sender.send(datagram(3, bytes: 64), to: destination)
+        var batch = UDPReceiveBatch(capacity: 8)
+        var seen: [(sequence: UInt32, length: Int, truncated: Bool, bytes: Int)] = []
+        let deadline = MonotonicClock().now() + .seconds(5)
+        while seen.count < 3, MonotonicClock().now() < deadline {
+            guard receiver.waitUntilReadable(timeoutMilliseconds: 100) else { continue }
+            for index in 0..<batch.receive(from: receiver) {
+                let bytes = batch.datagram(at: index)
+                seen.append((bytes.load(as: UInt32.self), batch.length(at: index), batch.isTruncated(at: index), bytes.count))
+            }
+        }
+        XCTAssertEqual(seen.map(\.sequence), [1, 2, 3])
+        XCTAssertEqual(seen.map(\.length), [64, 3_000, 64])
+        XCTAssertEqual(seen.map(\.truncated), [false, true, false])
+        XCTAssertEqual(seen.map(\.bytes), [64, StreamLimits.maxDatagramBytes, 64])
+    }
+
+    func testAnEmptySocketGivesAnEmptyBatchWithoutBlocking() throws {
+        let socket = try UDPSocket()
+        var batch = UDPReceiveBatch(capacity: 4)
+        XCTAssertEqual(batch.receive(from: socket), 0)
+        XCTAssertEqual(batch.count, 0)
+        XCTAssertEqual(batch.receiveErrors, 0)
+    }
+
+    func testOneSendmmsgFansAPeriodOutToSeveralDestinations() throws {
+        let receivers = try (0..<4).map { _ in try UDPSocket() }
+        let sender = try UDPSocket()
+        var batch = UDPSendBatch(capacity: 8)
+        for (index, receiver) in receivers.enumerated() {
+            let destination = sender.destination(try UDPAddress(host: "127.0.0.1", port: receiver.localPort))
+            XCTAssertEqual(batch.append(datagram(UInt32(index) + 10, bytes: 80), to: destination), index)
+        }
+        let outcome = batch.send(from: sender)
+        XCTAssertEqual(outcome, UDPSendBatch.Outcome(sent: 4, failed: 0, systemCalls: 1))
+        XCTAssertTrue((0..<4).allSatisfy { batch.wasSent(at: $0) })
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
+        defer { buffer.deallocate() }
+        for (index, receiver) in receivers.enumerated() {
+            XCTAssertEqual(receiver.receive(into: buffer, timeoutMilliseconds: 2000), 80)
+            XCTAssertEqual(buffer.load(as: UInt32.self), UInt32(index) + 10)
+        }
+    }
+
+    func testARefusedMessageIsCountedAndTheRestOfTheBatchStillGoesOut() throws {
+        let receiver = try UDPSocket()
+        let sender = try UDPSocket()
+        let good = sender.destination(try UDPAddress(host: "127.0.0.1", port: receiver.localPort))
+        let refused = sender.destination(try UDPAddress(host: "127.0.0.1", port: 0))  // EINVAL: no port 0
+        var batch = UDPSendBatch(capacity: 4)
+        _ = batch.append(datagram(1, bytes: 40), to: good)
+        _ = batch.append(datagram(2, bytes: 40), to: refused)
+        _ = batch.append(datagram(3, bytes: 40), to: good)
+        let outcome = batch.send(from: sender)
+        XCTAssertEqual(outcome.sent, 2)
+        XCTAssertEqual(outcome.failed, 1)
+        XCTAssertEqual(outcome.systemCalls, 3, "one call up to the refusal, one that refuses, one for the rest")
+        XCTAssertEqual((0..<3).map { batch.wasSent(at: $0) }, [true, false, true])
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
+        defer { buffer.deallocate() }
+        for expected: UInt32 in [1, 3] {
+            XCTAssertEqual(receiver.receive(into: buffer, timeoutMilliseconds: 2000), 40)
+            XCTAssertEqual(buffer.load(as: UInt32.self), expected)
+        }
+    }
+
+    func testAFullBatchOrAnOversizedDatagramIsRefusedAtAppend() throws {
+        var batch = UDPSendBatch(capacity: 2)
+        let destination = try UDPAddress(host: "127.0.0.1", port: 9)
+        XCTAssertNil(batch.append(datagram(0, bytes: StreamLimits.maxDatagramBytes + 1), to: destination))
+        XCTAssertEqual(batch.append(datagram(0, bytes: 10), to: destination), 0)
+        XCTAssertEqual(batch.append(datagram(1, bytes: 10), to: destination), 1)
+        XCTAssertNil(batch.append(datagram(2, bytes: 10), to: destination))
+        batch.removeAll()
+        XCTAssertEqual(batch.append(datagram(3, bytes: 10), to: destination), 0)
+    }
+
+    func testAConnectedSocketSendsWithoutADestinationAloneAndInBatches() throws {
+        let receiver = try UDPSocket()
+        let sender = try UDPSocket()
+        try sender.connect(to: sender.destination(try UDPAddress(host: "127.0.0.1", port: receiver.localPort)))
+        XCTAssertTrue(sender.send(datagram(7, bytes: 30)))
+        var batch = UDPSendBatch(capacity: 2)
+        _ = batch.append(datagram(8, bytes: 30), to: nil)
+        _ = batch.append(datagram(9, bytes: 30), to: nil)
+        XCTAssertEqual(batch.send(from: sender).sent, 2)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
+        defer { buffer.deallocate() }
+        for expected: UInt32 in [7, 8, 9] {
+            XCTAssertEqual(receiver.receive(into: buffer, timeoutMilliseconds: 2000), 30)
+            XCTAssertEqual(buffer.load(as: UInt32.self), expected)
+        }
+    }
+
+    func testTheRealtimeOffsetMapsTheWallClockOntoTheMonotonicClock() {
+        var offset = RealtimeClockOffset(refreshInterval: .milliseconds(100))
+        let monotonic = MonotonicClock().now().nanoseconds
+        let mapped = offset.monotonic(fromRealtime: WallClock.nanoseconds())
+        XCTAssertLessThan(abs(mapped - monotonic), 1_000_000, "within 1 ms of a monotonic read beside it")
+        let sampled = offset.sampledAt
+        offset.refreshIfDue(monotonicNow: sampled + 1)
+        XCTAssertEqual(offset.sampledAt, sampled, "not due yet")
+        offset.refreshIfDue(monotonicNow: sampled + 200_000_000)
+        XCTAssertNotEqual(offset.sampledAt, sampled, "due after the interval")
+    }
+}
+
+/// A datagram of `bytes` bytes starting with `sequence` (native order), the rest 0xA5.
+func datagram(_ sequence: some BinaryInteger, bytes: Int) -> [UInt8] {
+    var datagram = [UInt8](repeating: 0xA5, count: bytes)
+    withUnsafeBytes(of: UInt32(sequence)) { datagram.replaceSubrange(0..<4, with: $0) }
+    return datagram
+}
+
+extension UDPSocket {
+    @discardableResult
+    func send(_ datagram: [UInt8], to destination: UDPAddress) -> Bool {
+        datagram.withUnsafeBytes { send($0, to: destination) }
+    }
+
+    @discardableResult
+    func send(_ datagram: [UInt8]) -> Bool { datagram.withUnsafeBytes { send($0) } }
+}
+
+extension UDPSendBatch {
+    mutating func append(_ datagram: [UInt8], to destination: UDPAddress?) -> Int? {
+        datagram.withUnsafeBytes { append($0, to: destination) }
+    }
+}

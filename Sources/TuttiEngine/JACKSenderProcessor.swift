@@ -2,12 +2,13 @@ import TuttiCore
 import TuttiIO
 import TuttiJACK
 
-/// What a `jack` sender port's handler needs on JACK's process thread: its connections, the socket they
-/// send from, the capture clock, and an interleaving buffer of one chunk.
+/// What a `jack` sender port's handler needs on JACK's process thread: its connections, the fan-out that
+/// sends their packets from the port's socket in one system call, the capture clock, and an interleaving
+/// buffer of one chunk.
 ///
 /// Lives behind an `UnsafeMutablePointer` that `SenderPort` allocates before the JACK client activates and
 /// frees after it closes; JACK passes it to `handler` as the context. Class references are held unmanaged
-/// (the port keeps them alive), so the cycle does no reference counting; all fields are immutable.
+/// (the port keeps them alive), so the cycle does no reference counting; only the fan-out's batch changes.
 ///
 /// A JACK cycle longer than `chunkFrames` (the peer's period, which every connection's buffers are sized
 /// for) is processed in chunks, so a buffer-size change needs no reallocation. Cycles the client missed
@@ -15,7 +16,8 @@ import TuttiJACK
 /// clock and a receiver's latency does not drop by a cycle at each miss. Realtime-safe: yes.
 package struct JACKSenderProcessor: ~Copyable {
     package let table: Unmanaged<ConnectionTable<SendConnection>>
-    package let socket: Unmanaged<UDPSocket>
+    /// The period's datagrams to every connection, sent in one system call.
+    package var fanOut: SendFanOut
     package let captureClock: CaptureClockSource
     package let channels: Int
     package let chunkFrames: Int
@@ -24,7 +26,7 @@ package struct JACKSenderProcessor: ~Copyable {
 
     package init(table: ConnectionTable<SendConnection>, socket: UDPSocket, captureClock: CaptureClockSource, channels: Int, chunkFrames: Int) {
         self.table = Unmanaged.passUnretained(table)
-        self.socket = Unmanaged.passUnretained(socket)
+        fanOut = SendFanOut(socket: socket)
         self.captureClock = captureClock
         self.channels = channels
         self.chunkFrames = chunkFrames
@@ -44,7 +46,7 @@ package struct JACKSenderProcessor: ~Copyable {
     /// Sends `skippedFrames` of silence (the cycles missed before this one, which end at `start`), then
     /// interleaves one cycle of the JACK input ports, chunk by chunk, stamps each chunk with its capture time
     /// on the peer's capture clock, and hands it to every connection. JACK's process thread only.
-    package func process(
+    package mutating func process(
         _ buffers: UnsafePointer<UnsafeMutablePointer<Float>?>, frames: Int, skippedFrames: Int, start: HostTime, end: HostTime
     ) {
         for channel in 0..<channels where buffers[channel] == nil { return }
@@ -71,16 +73,15 @@ package struct JACKSenderProcessor: ~Copyable {
 
     /// Hands the first `frames` frames of `interleaved`, which start at `chunkStart`, to every connection.
     @inline(__always)
-    private func send(frames count: Int, chunkStart: HostTime) {
+    private mutating func send(frames count: Int, chunkStart: HostTime) {
         let captureTime = captureClock.captureTime(of: chunkStart)
         let samples = UnsafeBufferPointer(rebasing: interleaved[0..<(count * channels)])
         let channels = channels
-        socket._withUnsafeGuaranteedRef { socket in
-            table._withUnsafeGuaranteedRef { table in
-                table.forEachActive { connection in
-                    connection.send(samples, portChannels: channels, frames: count, captureTime: captureTime, socket: socket)
-                }
+        table._withUnsafeGuaranteedRef { table in
+            table.forEachActive { connection in
+                connection.send(samples, portChannels: channels, frames: count, captureTime: captureTime, fanOut: &fanOut)
             }
         }
+        fanOut.flush()
     }
 }

@@ -1,5 +1,8 @@
+import TuttiIO
+
 /// A peer's media engine: its paced device clocks, one per sample rate at the peer's period, each driving
-/// every paced port streaming at that rate in one wake-up per period (JACK ports run on the JACK cycle).
+/// every paced port streaming at that rate in one wake-up per period (JACK ports run on the JACK cycle), and
+/// one network thread (`PacketReceiveLoop`) that receives every connection's packets.
 ///
 /// Ports ask the engine for their clock when they start streaming (`clock(sampleRate:)`) and attach their
 /// period work to it; a clock's thread runs only while a port is attached.
@@ -10,6 +13,7 @@ package final class MediaEngine: @unchecked Sendable {
     package let periodFrames: Int
     private let threaded: Bool
     private var clocks: [Int: EngineClock] = [:]
+    private var loop: PacketReceiveLoop?
 
     /// - Parameter threaded: false for an engine whose clocks are driven by hand (deterministic tests).
     package init(periodFrames: Int, threaded: Bool = true) {
@@ -26,6 +30,26 @@ package final class MediaEngine: @unchecked Sendable {
         clocks[sampleRate] = clock
         return clock
     }
+
+    /// The network thread that receives every connection's datagrams (made and started on first use; it runs
+    /// until the engine goes).
+    ///
+    /// - Throws: `EngineError` when the system refuses epoll or an eventfd.
+    package func receiveLoop() throws(EngineError) -> PacketReceiveLoop {
+        if let loop { return loop }
+        let created: PacketReceiveLoop
+        do {
+            created = try PacketReceiveLoop(capacity: Self.receiveCapacity, name: "tutti-net")
+        } catch {
+            throw EngineError("cannot start the network thread: \(error)")
+        }
+        created.start()
+        loop = created
+        return created
+    }
+
+    /// Receiving connections a peer holds at most (every port's).
+    package static var receiveCapacity: Int { 1024 }
 
     /// The clocks made so far, by rate. Control plane.
     package var allClocks: [EngineClock] { clocks.keys.sorted().compactMap { clocks[$0] } }

@@ -2,15 +2,17 @@ import TuttiCore
 import TuttiIO
 
 /// What a paced sender port does in each period of its engine clock: render one period of its source, stamp
-/// it with its capture time, and hand it to every connection, which packetize and send it.
+/// it with its capture time, hand it to every connection, which packetize it, and send all their packets
+/// in one system call (`SendFanOut`).
 ///
 /// Lives behind an `UnsafeMutablePointer` that `SenderPort` allocates when it starts streaming and frees
 /// after detaching it from the clock; the clock passes it to `handler` as the context. Class references are
-/// held unmanaged (the port keeps them alive), so the period does no reference counting; all fields are
-/// immutable. Realtime-safe: yes.
+/// held unmanaged (the port keeps them alive), so the period does no reference counting; only the fan-out's
+/// batch changes. Realtime-safe: yes.
 package struct PacedSenderProcessor: ~Copyable {
     package let table: Unmanaged<ConnectionTable<SendConnection>>
-    package let socket: Unmanaged<UDPSocket>
+    /// The period's datagrams to every connection, sent in one system call.
+    package var fanOut: SendFanOut
     package let renderer: Unmanaged<SourceRenderer>
     package let captureClock: CaptureClockSource
     package let channels: Int
@@ -22,7 +24,7 @@ package struct PacedSenderProcessor: ~Copyable {
         channels: Int, periodFrames: Int
     ) {
         self.table = Unmanaged.passUnretained(table)
-        self.socket = Unmanaged.passUnretained(socket)
+        fanOut = SendFanOut(socket: socket)
         self.renderer = Unmanaged.passUnretained(renderer)
         self.captureClock = captureClock
         self.channels = channels
@@ -39,18 +41,17 @@ package struct PacedSenderProcessor: ~Copyable {
     }
 
     /// Renders and sends one period that starts at `periodTime`. Clock thread only.
-    package func process(frames: Int, periodTime: HostTime) {
+    package mutating func process(frames: Int, periodTime: HostTime) {
         // Capture time: the period's nominal start on the capture clock (Link ghost time or wall clock).
         let captureTime = captureClock.captureTime(of: periodTime)
         let channels = channels
         renderer._withUnsafeGuaranteedRef { $0.render(into: period, frames: frames, channels: channels) }
         let samples = UnsafeBufferPointer(period)
-        socket._withUnsafeGuaranteedRef { socket in
-            table._withUnsafeGuaranteedRef { table in
-                table.forEachActive { connection in
-                    connection.send(samples, portChannels: channels, frames: frames, captureTime: captureTime, socket: socket)
-                }
+        table._withUnsafeGuaranteedRef { table in
+            table.forEachActive { connection in
+                connection.send(samples, portChannels: channels, frames: frames, captureTime: captureTime, fanOut: &fanOut)
             }
         }
+        fanOut.flush()
     }
 }

@@ -1,16 +1,16 @@
-import Synchronization
 import TuttiCodec
 import TuttiCore
 import TuttiIO
 import TuttiStream
 import TuttiWire
 
-/// The receiving end of one connection: its UDP socket and network thread around a `StreamReceiver`
-/// (packet ring, jitter buffer, published counters).
+/// The receiving end of one connection: its UDP socket, served by the engine's network thread, around a
+/// `StreamReceiver` (packet ring, jitter buffer, published counters).
 ///
-/// Threads: the network thread receives datagrams into `receiver.accept`; the device thread calls
-/// `receiver.render` once per period; the control plane reads `state` and `statistics()`. Nothing on
-/// the two data threads allocates, locks or logs after `init`.
+/// Threads: the engine's `PacketReceiveLoop` hands the socket's datagrams, with their kernel arrival times,
+/// to `receiver.accept`; the device thread calls `receiver.render` once per period; the control plane
+/// starts and stops it and reads `state` and `statistics()`. Nothing on the two data threads allocates,
+/// locks or logs after `init`.
 package final class ReceiveConnection: @unchecked Sendable {
     package let summary: ConnectionSummary
     package let socket: UDPSocket
@@ -19,8 +19,8 @@ package final class ReceiveConnection: @unchecked Sendable {
     package let peerEndpoint: ControlEndpoint?
     /// The clock the sender stamps capture times with.
     package let captureClock: CaptureClock
-    private let running = Atomic<Bool>(true)
-    private var thread: OSThread?
+    /// The socket's registration on the engine's receive loop while the connection runs.
+    private var registration: (loop: PacketReceiveLoop, token: PacketReceiveLoop.Registration)?
 
     package var id: ConnectionID { summary.id }
     package var format: StreamFormat { summary.format }
@@ -55,31 +55,38 @@ package final class ReceiveConnection: @unchecked Sendable {
         socket.close()
     }
 
-    /// Starts the network thread. Control plane.
-    package func start() {
-        let socket = socket
-        let receiver = receiver
-        thread = OSThread(name: "tutti-recv", realtime: true) { [self] in
-            let clock = MonotonicClock()
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: StreamLimits.maxDatagramBytes, alignment: 8)
-            defer { buffer.deallocate() }
-            while running.load(ordering: .relaxed) {
-                guard let length = socket.receive(into: buffer, timeoutMilliseconds: 100) else { continue }
-                let arrival = clock.now()
-                guard length <= buffer.count else {
-                    receiver.countInvalidDatagram()
-                    continue
-                }
-                receiver.accept(datagram: UnsafeRawBufferPointer(rebasing: buffer[0..<length]), arrival: arrival)
-            }
+    /// Starts taking the socket's datagrams on `loop` (the engine's network thread). Control plane.
+    ///
+    /// - Throws: `EngineError` when the loop serves as many sockets as it can.
+    package func start(on loop: PacketReceiveLoop) throws(EngineError) {
+        guard registration == nil else { return }
+        do {
+            let token = try loop.register(
+                socket, handler: Self.datagramHandler, context: Unmanaged.passUnretained(receiver).toOpaque())
+            registration = (loop, token)
+        } catch {
+            throw EngineError("cannot receive on UDP port \(socket.localPort): \(error)")
         }
     }
 
-    /// Stops the network thread and waits for it. Control plane; idempotent.
+    /// The loop's handler: `context` is the connection's `StreamReceiver` (unretained; the connection keeps
+    /// it alive while registered). Network thread only.
+    private static let datagramHandler: DatagramHandler = { context, bytes, length, arrival in
+        Unmanaged<StreamReceiver>.fromOpaque(context!)._withUnsafeGuaranteedRef { receiver in
+            guard let bytes, length <= StreamLimits.maxDatagramBytes else {
+                receiver.countInvalidDatagram()
+                return
+            }
+            receiver.accept(datagram: UnsafeRawBufferPointer(start: bytes, count: length), arrival: HostTime(nanoseconds: arrival))
+        }
+    }
+
+    /// Stops taking datagrams: when it returns the network thread never touches this connection again.
+    /// Control plane; idempotent.
     package func stop() {
-        running.store(false, ordering: .relaxed)
-        thread?.join()
-        thread = nil
+        guard let registration else { return }
+        registration.loop.unregister(registration.token)
+        self.registration = nil
     }
 
     /// The port's sink failure record while the connection plays into it (set by the port, control plane).

@@ -110,7 +110,7 @@ package final class ReceiverPort: @unchecked Sendable {
             throw EngineError("\(descriptor.name) already runs at \(activeSampleRate) Hz")
         }
         if jack != nil {
-            connection.start()
+            try connection.start(on: engine.receiveLoop())
             guard table.insert(connection) else {
                 connection.stop()
                 throw tooMany
@@ -124,7 +124,10 @@ package final class ReceiverPort: @unchecked Sendable {
             try startTake(sampleRate: deviceRate, sampleFormat: format.sampleFormat.isPCM ? format.sampleFormat : .l24)
         }
         connection.sinkFailure = writer?.failure
-        connection.start()
+        do throws(EngineError) { try connection.start(on: engine.receiveLoop()) } catch {
+            await endTakeIfIdle()
+            throw error
+        }
         guard table.insert(connection) else {
             connection.stop()
             await endTakeIfIdle()
@@ -202,7 +205,7 @@ package final class ReceiverPort: @unchecked Sendable {
         package var failure: String?
     }
 
-    /// Stops playing `connection` and its network thread; when it was the last one of a port that records
+    /// Stops playing and receiving `connection`; when it was the last one of a port that records
     /// takes, ends the take (port detached from its clock, file closed) and returns it.
     package func remove(_ connection: ReceiveConnection) async -> FinishedTake? {
         _ = await table.remove(connection, deviceRunning: paced?.clock.isRunning == true || jack?.client.isRunning == true)

@@ -4,8 +4,8 @@ import TuttiIO
 import TuttiStream
 import TuttiWire
 
-/// The sending end of one connection: its packetizer and destination. The device thread calls `send`;
-/// the control plane reads the counters.
+/// The sending end of one connection: its packetizer and destination. The device thread calls `send` (which
+/// queues the period's datagrams on the port's `SendFanOut`); the control plane reads the counters.
 package final class SendConnection: @unchecked Sendable {
     package let summary: ConnectionSummary
     package let destination: UDPAddress
@@ -43,10 +43,10 @@ package final class SendConnection: @unchecked Sendable {
 
     deinit { scratch.deallocate() }
 
-    /// Packetizes one period of the port's audio (`portChannels` interleaved) and sends what is complete.
-    /// Device thread only. Realtime-safe: yes (the socket send is one non-blocking syscall).
+    /// Packetizes one period of the port's audio (`portChannels` interleaved) and queues what is complete
+    /// on the port's `fanOut`, which sends it. Device thread only. Realtime-safe: yes.
     package func send(
-        _ portSamples: UnsafeBufferPointer<Float>, portChannels: Int, frames: Int, captureTime: Int64, socket: UDPSocket
+        _ portSamples: UnsafeBufferPointer<Float>, portChannels: Int, frames: Int, captureTime: Int64, fanOut: inout SendFanOut
     ) {
         let channels = format.channels
         let samples: UnsafeBufferPointer<Float>
@@ -60,13 +60,15 @@ package final class SendConnection: @unchecked Sendable {
         }
         if let reading = meter.measure(samples, frames: frames, channels: channels) { level.publish(reading) }
         let destination = destination
-        var sent: UInt64 = 0
-        var failed: UInt64 = 0
         packetizer.append(samples, frames: frames, captureTime: captureTime) { datagram in
-            if socket.send(datagram, to: destination) { sent += 1 } else { failed += 1 }
+            fanOut.add(datagram, to: destination, from: self)
         }
-        if sent > 0 { packetsSent.add(sent, ordering: .relaxed) }
-        if failed > 0 { sendFailures.add(failed, ordering: .relaxed) }
+    }
+
+    /// Counts one datagram the port's fan-out sent (or the kernel refused). Device thread only.
+    @inline(__always)
+    package func countSend(succeeded: Bool) {
+        if succeeded { packetsSent.add(1, ordering: .relaxed) } else { sendFailures.add(1, ordering: .relaxed) }
     }
 
     /// Figures for `tutti stats`. Control plane.

@@ -160,4 +160,48 @@ final class MediaEngineTests: XCTestCase {
         XCTAssertEqual(connections.filter { $0.packetsSent.load(ordering: .relaxed) == 1 }.count, 256, "one period feeds all 256")
         await port.shutdown()
     }
+
+    func testSixteenReceivingConnectionsAreServedByTheEnginesOneNetworkThread() async throws {
+        let engine = MediaEngine(periodFrames: periodFrames, threaded: false)
+        let format = format()
+        let desk = ReceiverPort(
+            configuration: .receiver(name: "desk", sink: .null, channels: 2), sink: .null, engine: engine, captureClock: captureClock)
+        let sender = try UDPSocket()
+        var streams: [(ReceiveConnection, SenderStream, UDPAddress)] = []
+        for index in 0..<16 {
+            let connection = try ReceiveConnection(
+                summary: summary(200 + index, role: .receiving, format: format), ssrc: UInt32(500 + index), payloadType: 96,
+                peerEndpoint: nil, captureClock: .realtime, maxPeriodFrames: periodFrames, signalLossTimeout: .seconds(1),
+                concealment: .repetition, outputSampleRate: 48_000, driftCompensation: false)
+            try await desk.add(connection)
+            let address = sender.destination(try UDPAddress(host: "127.0.0.1", port: connection.socket.localPort))
+            streams.append((connection, SenderStream(Packetizer(
+                format: format, payloadType: 96, ssrc: UInt32(500 + index), initialSequenceNumber: 0, initialTimestamp: 0)), address))
+        }
+        let loop = try engine.receiveLoop()
+        XCTAssertTrue(loop === (try engine.receiveLoop()), "one network thread per engine")
+        let silence = [Float](repeating: 0, count: periodFrames * 2)
+        let packets = 20
+        for _ in 0..<packets {
+            for (_, stream, address) in streams {
+                silence.withUnsafeBufferPointer { samples in
+                    stream.packetizer.append(samples, frames: periodFrames, captureTime: 0) { datagram in
+                        XCTAssertTrue(sender.send(datagram, to: address))
+                    }
+                }
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while loop.statistics.datagrams < UInt64(16 * packets), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        XCTAssertEqual(loop.statistics.datagrams, UInt64(16 * packets), "every datagram went through the one loop")
+        XCTAssertEqual(loop.statistics.kernelTimestamped, UInt64(16 * packets), "each timed by the kernel")
+        engine.clock(sampleRate: 48_000).runPeriod(at: HostTime(nanoseconds: 1_000_000_000))
+        for (index, (connection, _, _)) in streams.enumerated() {
+            XCTAssertEqual(connection.statistics().packetsReceived, UInt64(packets), "stream \(index)")
+        }
+        for (connection, _, _) in streams { _ = await desk.remove(connection) }
+        await desk.shutdown()
+    }
 }

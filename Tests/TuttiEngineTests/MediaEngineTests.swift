@@ -49,6 +49,13 @@ final class MediaEngineTests: XCTestCase {
             ssrc: UInt32(number + 1), payloadType: 96, maxPeriodFrames: periodFrames)
     }
 
+    private func receiveConnection(_ number: Int, ssrc: UInt32, format: StreamFormat) throws -> ReceiveConnection {
+        try ReceiveConnection(
+            summary: summary(number, role: .receiving, format: format), ssrc: ssrc, payloadType: 96, peerEndpoint: nil,
+            captureClock: .realtime, maxPeriodFrames: periodFrames, signalLossTimeout: .seconds(1), concealment: .repetition,
+            outputSampleRate: 48_000, driftCompensation: false)
+    }
+
     /// Counts the datagrams waiting on `socket` (non-blocking).
     private func drain(_ socket: UDPSocket) -> Int {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: StreamLimits.maxDatagramBytes, alignment: 8)
@@ -73,10 +80,7 @@ final class MediaEngineTests: XCTestCase {
         let desk = ReceiverPort(configuration: sinkConfiguration, sink: .null, engine: engine, captureClock: captureClock)
         var streams: [(ReceiveConnection, SenderStream)] = []
         for index in 0..<8 {
-            let connection = try ReceiveConnection(
-                summary: summary(100 + index, role: .receiving, format: format), ssrc: UInt32(1000 + index), payloadType: 96,
-                peerEndpoint: nil, captureClock: .realtime, maxPeriodFrames: periodFrames, signalLossTimeout: .seconds(1),
-                concealment: .repetition, outputSampleRate: 48_000, driftCompensation: false)
+            let connection = try receiveConnection(100 + index, ssrc: UInt32(1000 + index), format: format)
             try await desk.add(connection)
             streams.append((connection, SenderStream(Packetizer(
                 format: format, payloadType: 96, ssrc: UInt32(1000 + index), initialSequenceNumber: UInt16(index * 1000),
@@ -169,10 +173,7 @@ final class MediaEngineTests: XCTestCase {
         let sender = try UDPSocket()
         var streams: [(ReceiveConnection, SenderStream, UDPAddress)] = []
         for index in 0..<16 {
-            let connection = try ReceiveConnection(
-                summary: summary(200 + index, role: .receiving, format: format), ssrc: UInt32(500 + index), payloadType: 96,
-                peerEndpoint: nil, captureClock: .realtime, maxPeriodFrames: periodFrames, signalLossTimeout: .seconds(1),
-                concealment: .repetition, outputSampleRate: 48_000, driftCompensation: false)
+            let connection = try receiveConnection(200 + index, ssrc: UInt32(500 + index), format: format)
             try await desk.add(connection)
             let address = sender.destination(try UDPAddress(host: "127.0.0.1", port: connection.socket.localPort))
             streams.append((connection, SenderStream(Packetizer(

@@ -139,6 +139,55 @@ final class PacketReceiveLoopTests: XCTestCase {
         let loop = try PacketReceiveLoop(capacity: 16)
         loop.start()
         defer { loop.stop() }
+        try unregisterUnderTraffic(loop)
+    }
+
+    func testUnregisteringWhileAPeriodThreadPollsNeverCallsTheHandlerAfterwards() throws {
+        let loop = try PacketReceiveLoop(capacity: 16)
+        let polling = Flag()
+        let poller = OSThread(name: "test-period") {
+            while polling.raised.load(ordering: .relaxed) {
+                loop.receiveReady()
+                usleep(200)
+            }
+        }
+        defer {
+            polling.raised.store(false, ordering: .relaxed)
+            poller.join()
+        }
+        try unregisterUnderTraffic(loop)
+    }
+
+    func testReceiveReadyServesQueuedDatagramsWithoutTheLoopThread() throws {
+        let loop = try PacketReceiveLoop(capacity: 4)
+        let receivers = try (0..<3).map { _ in try UDPSocket() }
+        let recorders = (0..<3).map { Recorder(index: $0) }
+        for (receiver, recorder) in zip(receivers, recorders) {
+            _ = try loop.register(receiver, handler: Self.record, context: recorder.context)
+        }
+        XCTAssertEqual(loop.receiveReady(), 0, "nothing queued: returns at once")
+        let sender = try UDPSocket()
+        for (index, receiver) in receivers.enumerated() {
+            let destination = sender.destination(try UDPAddress(host: "127.0.0.1", port: receiver.localPort))
+            for sequence in 0..<5 { sender.send(datagram(index * 10 + sequence, bytes: 64), to: destination) }
+        }
+        var handled = 0
+        let deadline = MonotonicClock().now() + .seconds(10)
+        while handled < 15, MonotonicClock().now() < deadline {
+            handled += loop.receiveReady()
+            usleep(1_000)
+        }
+        XCTAssertEqual(handled, 15)
+        for (index, recorder) in recorders.enumerated() {
+            XCTAssertEqual(recorder.seen.withLock { $0.map(\.sequence) }, (0..<5).map { UInt32(index * 10 + $0) })
+        }
+        XCTAssertEqual(loop.statistics.kernelTimestamped, 15)
+        XCTAssertFalse(loop.isRunning)
+    }
+
+    /// Registers 8 sockets, lets a blaster thread flood them, unregisters them, 40 times; a handler call after
+    /// its `unregister` returned is a violation.
+    func unregisterUnderTraffic(_ loop: PacketReceiveLoop) throws {
         let sockets = try (0..<8).map { _ in try UDPSocket() }
         let sender = try UDPSocket()
         let destinations = try sockets.map { sender.destination(try UDPAddress(host: "127.0.0.1", port: $0.localPort)) }

@@ -87,7 +87,9 @@ public final class PacketReceiveLoop: @unchecked Sendable {
     private let name: String
     /// Batches taken from one socket per wake-up before the loop serves the others (fairness).
     private static let batchesPerWake = 4
-    private static let eventsPerWait = 128
+    /// Events one `epoll_wait` returns: every registered socket and the wake-up eventfd, so one call (and one
+    /// `receiveReady`) serves every ready socket.
+    private var eventsPerWait: Int { capacity + 1 }
     private static let wakeToken = UInt64.max
 
     private let epoll: Int32
@@ -143,8 +145,8 @@ public final class PacketReceiveLoop: @unchecked Sendable {
         for index in 0..<5 { (counters + index).initialize(to: Atomic(0)) }
         batch = .allocate(capacity: 1)
         batch.initialize(to: UDPReceiveBatch(capacity: batchCapacity))
-        events = .allocate(capacity: Self.eventsPerWait)
-        tokens = .allocate(capacity: Self.eventsPerWait)
+        events = .allocate(capacity: capacity + 1)
+        tokens = .allocate(capacity: capacity + 1)
         tally = .allocate(capacity: 1)
         tally.initialize(to: Statistics())
     }
@@ -277,7 +279,7 @@ public final class PacketReceiveLoop: @unchecked Sendable {
     /// `epoch` is odd from the moment the wait returns until the last handler returned (see `unregister`).
     @discardableResult
     private func service(timeoutMilliseconds: Int32) -> Int {
-        let ready = CTuttiIO_epollWait(epoll, events, tokens, Int32(Self.eventsPerWait), timeoutMilliseconds)
+        let ready = CTuttiIO_epollWait(epoll, events, tokens, Int32(eventsPerWait), timeoutMilliseconds)
         epoch.add(1, ordering: .sequentiallyConsistent)
         var handled = 0
         for event in 0..<Int(max(ready, 0)) {

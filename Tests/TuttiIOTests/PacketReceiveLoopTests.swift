@@ -185,6 +185,24 @@ final class PacketReceiveLoopTests: XCTestCase {
         XCTAssertFalse(loop.isRunning)
     }
 
+    func testOneReceiveReadyServesEveryReadySocketOf256() throws {
+        let loop = try PacketReceiveLoop(capacity: 256)
+        let receivers = try (0..<256).map { _ in try UDPSocket() }
+        let recorders = (0..<256).map { Recorder(index: $0) }
+        for (receiver, recorder) in zip(receivers, recorders) {
+            _ = try loop.register(receiver, handler: Self.record, context: recorder.context)
+        }
+        let sender = try UDPSocket()
+        var batch = UDPSendBatch(capacity: 256)
+        for receiver in receivers {
+            _ = batch.append(datagram(1, bytes: 100), to: sender.destination(try UDPAddress(host: "127.0.0.1", port: receiver.localPort)))
+        }
+        XCTAssertEqual(batch.send(from: sender).sent, 256)
+        for receiver in receivers { XCTAssertTrue(receiver.waitUntilReadable(timeoutMilliseconds: 5_000)) }
+        XCTAssertEqual(loop.receiveReady(), 256, "every socket in one call, none left for the next period")
+        XCTAssertTrue(recorders.allSatisfy { $0.count == 1 })
+    }
+
     /// Registers 8 sockets, lets a blaster thread flood them, unregisters them, 40 times; a handler call after
     /// its `unregister` returned is a violation.
     func unregisterUnderTraffic(_ loop: PacketReceiveLoop) throws {

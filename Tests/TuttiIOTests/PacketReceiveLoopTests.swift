@@ -31,6 +31,16 @@ final class PacketReceiveLoopTests: XCTestCase {
         recorder.seen.withLock { $0.append((sequence, length, arrival)) }
     }
 
+    /// `count` loopback sockets registered on `loop`, each with its own recorder.
+    func registeredReceivers(_ count: Int, on loop: PacketReceiveLoop) throws -> ([UDPSocket], [Recorder]) {
+        let receivers = try (0..<count).map { _ in try UDPSocket() }
+        let recorders = (0..<count).map { Recorder(index: $0) }
+        for (receiver, recorder) in zip(receivers, recorders) {
+            _ = try loop.register(receiver, handler: Self.record, context: recorder.context)
+        }
+        return (receivers, recorders)
+    }
+
     func waitUntil(_ condition: () -> Bool, file: StaticString = #filePath, line: UInt = #line) {
         let deadline = MonotonicClock().now() + .seconds(10)
         while !condition(), MonotonicClock().now() < deadline { usleep(1_000) }
@@ -81,11 +91,7 @@ final class PacketReceiveLoopTests: XCTestCase {
 
     func test256SocketsOnOneLoopAllDeliver() throws {
         let loop = try PacketReceiveLoop(capacity: 256)
-        let receivers = try (0..<256).map { _ in try UDPSocket() }
-        let recorders = (0..<256).map { Recorder(index: $0) }
-        for (receiver, recorder) in zip(receivers, recorders) {
-            _ = try loop.register(receiver, handler: Self.record, context: recorder.context)
-        }
+        let (receivers, recorders) = try registeredReceivers(256, on: loop)
         loop.start()
         defer { loop.stop() }
         let sender = try UDPSocket()
@@ -160,11 +166,7 @@ final class PacketReceiveLoopTests: XCTestCase {
 
     func testReceiveReadyServesQueuedDatagramsWithoutTheLoopThread() throws {
         let loop = try PacketReceiveLoop(capacity: 4)
-        let receivers = try (0..<3).map { _ in try UDPSocket() }
-        let recorders = (0..<3).map { Recorder(index: $0) }
-        for (receiver, recorder) in zip(receivers, recorders) {
-            _ = try loop.register(receiver, handler: Self.record, context: recorder.context)
-        }
+        let (receivers, recorders) = try registeredReceivers(3, on: loop)
         XCTAssertEqual(loop.receiveReady(), 0, "nothing queued: returns at once")
         let sender = try UDPSocket()
         for (index, receiver) in receivers.enumerated() {
@@ -187,11 +189,7 @@ final class PacketReceiveLoopTests: XCTestCase {
 
     func testOneReceiveReadyServesEveryReadySocketOf256() throws {
         let loop = try PacketReceiveLoop(capacity: 256)
-        let receivers = try (0..<256).map { _ in try UDPSocket() }
-        let recorders = (0..<256).map { Recorder(index: $0) }
-        for (receiver, recorder) in zip(receivers, recorders) {
-            _ = try loop.register(receiver, handler: Self.record, context: recorder.context)
-        }
+        let (receivers, recorders) = try registeredReceivers(256, on: loop)
         let sender = try UDPSocket()
         var batch = UDPSendBatch(capacity: 256)
         for receiver in receivers {

@@ -12,7 +12,11 @@ import TuttiCore
 /// than `StreamLimits.maxDatagramBytes` when it was truncated (reject and count it, as with
 /// `UDPSocket.receive`); `arrivalNanoseconds` its arrival on the monotonic host clock (`HostTime`).
 ///
-/// Runs on the loop's thread: it must not block, allocate, lock or log (push into a ring, count).
+/// Runs on the serving thread (the loop thread, or the `receiveReady()` caller): it must not block, allocate,
+/// lock or log (push into a ring, count). Declare it as a static member of a nonisolated type: a closure
+/// written in main-actor code (e.g. `main.swift`'s top level) is main-actor isolated and traps on an isolation
+/// check when the loop calls it. To reach a class instance without ARC traffic use
+/// `Unmanaged<T>.fromOpaque(context!)._withUnsafeGuaranteedRef { … }`.
 public typealias DatagramHandler = @convention(c) (
     _ context: UnsafeMutableRawPointer?, _ bytes: UnsafeRawPointer?, _ length: Int, _ arrivalNanoseconds: Int64
 ) -> Void
@@ -52,9 +56,9 @@ public final class PacketReceiveLoop: @unchecked Sendable {
         let generation: UInt32
     }
 
-    /// Cumulative counters (published by the loop thread after every wake-up, relaxed).
+    /// Cumulative counters (published by the serving thread after every iteration, relaxed).
     public struct Statistics: Sendable, Equatable {
-        /// `epoll_wait` returns.
+        /// Iterations: `epoll_wait` returns (wake-ups of the loop thread, or `receiveReady` calls).
         public var wakeUps: UInt64 = 0
         /// `recvmmsg` calls.
         public var receiveCalls: UInt64 = 0

@@ -12,7 +12,11 @@ import TuttiCore
 /// than `StreamLimits.maxDatagramBytes` when it was truncated (reject and count it, as with
 /// `UDPSocket.receive`); `arrivalNanoseconds` its arrival on the monotonic host clock (`HostTime`).
 ///
-/// Runs on the loop's thread: it must not block, allocate, lock or log (push into a ring, count).
+/// Runs on the serving thread (the loop thread, or the `receiveReady()` caller): it must not block, allocate,
+/// lock or log (push into a ring, count). Declare it as a static member of a nonisolated type: a closure
+/// written in main-actor code (e.g. `main.swift`'s top level) is main-actor isolated and traps on an isolation
+/// check when the loop calls it. To reach a class instance without ARC traffic use
+/// `Unmanaged<T>.fromOpaque(context!)._withUnsafeGuaranteedRef { … }`.
 public typealias DatagramHandler = @convention(c) (
     _ context: UnsafeMutableRawPointer?, _ bytes: UnsafeRawPointer?, _ length: Int, _ arrivalNanoseconds: Int64
 ) -> Void
@@ -22,17 +26,24 @@ public typealias DatagramHandler = @convention(c) (
 /// datagram to the handler registered for its socket.
 ///
 /// **Threads.** The control plane calls `register`, `unregister`, `start`, `stop` and reads `statistics`
-/// (these four are serialised by a mutex the loop thread never takes). The loop thread runs only handlers.
+/// (these four are serialised by a mutex the serving thread never takes). Handlers run on the serving thread:
+/// the loop thread, or the caller of `receiveReady()`.
 ///
 /// **Slots.** `capacity` registration slots are allocated in `init`. A slot is written by the control plane
 /// while empty and published by an atomic state store; the loop reads the state (sequentially consistent)
 /// before it touches a slot's descriptor, handler or context, once per ready event.
 ///
-/// **Unregistering.** `unregister` marks the slot retiring, removes the descriptor from epoll, reads the loop's
-/// count of completed iterations `c`, wakes the loop (eventfd) and waits until the count passes `c`. Every
-/// iteration that could have seen the slot active started before the mark, so it is iteration `c` or earlier
-/// and has finished when `unregister` returns: the loop never touches that context again, and the caller may
-/// free it and close the socket.
+/// **Unregistering.** An `epoch` counter is odd while an iteration serves sockets (from the return of
+/// `epoll_wait` to the last handler's return). `unregister` marks the slot retiring, removes the descriptor from
+/// epoll and reads the epoch (all sequentially consistent); if it is odd, it waits (20 µs sleeps) until it
+/// changes. An iteration that saw the slot active made the epoch odd before the mark, so it is either over or
+/// the one waited for: when `unregister` returns, no handler call for that socket is running or will run, and
+/// the caller may free the context. A loop blocked in `epoll_wait` costs `unregister` no wait at all. Event
+/// tokens carry the slot's generation, so a stale event for a reused slot is ignored.
+///
+/// **Without the thread.** A caller with its own periodic thread (the engine's device clock) may skip `start`
+/// and call `receiveReady()` once per period: the same work with a zero timeout, no network thread and no
+/// wake-up per packet (see `Benchmarks/UDPBatching.md`).
 ///
 /// **Hot path.** Per wake-up: one `epoll_wait`, one `recvmmsg` per ready socket (a second only when a
 /// batch came back full), a handler call per datagram through a C function pointer; no allocation, lock,
@@ -45,9 +56,9 @@ public final class PacketReceiveLoop: @unchecked Sendable {
         let generation: UInt32
     }
 
-    /// Cumulative counters (published by the loop thread after every wake-up, relaxed).
+    /// Cumulative counters (published by the serving thread after every iteration, relaxed).
     public struct Statistics: Sendable, Equatable {
-        /// `epoll_wait` returns.
+        /// Iterations: `epoll_wait` returns (wake-ups of the loop thread, or `receiveReady` calls).
         public var wakeUps: UInt64 = 0
         /// `recvmmsg` calls.
         public var receiveCalls: UInt64 = 0
@@ -80,7 +91,9 @@ public final class PacketReceiveLoop: @unchecked Sendable {
     private let name: String
     /// Batches taken from one socket per wake-up before the loop serves the others (fairness).
     private static let batchesPerWake = 4
-    private static let eventsPerWait = 128
+    /// Events one `epoll_wait` returns: every registered socket and the wake-up eventfd, so one call (and one
+    /// `receiveReady`) serves every ready socket.
+    private var eventsPerWait: Int { capacity + 1 }
     private static let wakeToken = UInt64.max
 
     private let epoll: Int32
@@ -88,8 +101,14 @@ public final class PacketReceiveLoop: @unchecked Sendable {
     private let slots: UnsafeMutablePointer<Slot>
     private let states: UnsafeMutablePointer<Atomic<Int>>
     private let running = Atomic<Bool>(false)
-    private let completedIterations = Atomic<UInt64>(0)
+    /// Odd while an iteration serves sockets (written by the serving thread, read by `unregister`).
+    private let epoch = Atomic<UInt64>(0)
     private let counters: UnsafeMutablePointer<Atomic<UInt64>>
+    /// The serving thread's own state (the loop thread, or the `receiveReady` caller; never both at once).
+    private let batch: UnsafeMutablePointer<UDPReceiveBatch>
+    private let events: UnsafeMutablePointer<epoll_event>
+    private let tokens: UnsafeMutablePointer<UInt64>
+    private let tally: UnsafeMutablePointer<Statistics>
     /// Control plane: guards `thread` and slot allocation.
     private let control = Mutex<ControlState>(ControlState())
     private struct ControlState: ~Copyable {
@@ -128,6 +147,12 @@ public final class PacketReceiveLoop: @unchecked Sendable {
         for index in 0..<capacity { (states + index).initialize(to: Atomic(SlotState.empty.rawValue)) }
         counters = .allocate(capacity: 5)
         for index in 0..<5 { (counters + index).initialize(to: Atomic(0)) }
+        batch = .allocate(capacity: 1)
+        batch.initialize(to: UDPReceiveBatch(capacity: batchCapacity))
+        events = .allocate(capacity: capacity + 1)
+        tokens = .allocate(capacity: capacity + 1)
+        tally = .allocate(capacity: 1)
+        tally.initialize(to: Statistics())
     }
 
     deinit {
@@ -141,6 +166,11 @@ public final class PacketReceiveLoop: @unchecked Sendable {
         states.deallocate()
         counters.deinitialize(count: 5)
         counters.deallocate()
+        batch.deinitialize(count: 1)
+        batch.deallocate()
+        events.deallocate()
+        tokens.deallocate()
+        tally.deallocate()
     }
 
     /// Starts serving `socket`: from now on the loop calls `handler(context, …)` on its thread for every
@@ -175,23 +205,22 @@ public final class PacketReceiveLoop: @unchecked Sendable {
     }
 
     /// Stops serving a socket. When it returns, the loop thread will never again call its handler or touch its
-    /// context (see the type's comment), so the caller may free the context and close the socket. Waits at
-    /// most one loop iteration (the loop is woken for it). Returns `false` if `registration` is not registered.
+    /// context (see the type's comment), so the caller may free the context; the loop releases the socket. Waits
+    /// at most for the iteration in progress. Returns `false` if `registration` is not registered.
     /// Control plane; must not be called from a handler.
     @discardableResult
     public func unregister(_ registration: Registration) -> Bool {
-        control.withLock { control in
+        control.withLock { _ in
             let index = registration.slot
             guard index < capacity, states[index].load(ordering: .acquiring) == SlotState.active.rawValue,
                 slots[index].generation == registration.generation
             else { return false }
             states[index].store(SlotState.retiring.rawValue, ordering: .sequentiallyConsistent)
             _ = CTuttiIO_epollControl(epoll, EPOLL_CTL_DEL, slots[index].descriptor, 0)
-            if control.thread != nil {
-                let seen = completedIterations.load(ordering: .sequentiallyConsistent)
-                _ = CTuttiIO_eventSignal(wake)
+            let seen = epoch.load(ordering: .sequentiallyConsistent)
+            if seen & 1 == 1 {
                 var pause = timespec(tv_sec: 0, tv_nsec: 20_000)
-                while completedIterations.load(ordering: .sequentiallyConsistent) == seen { nanosleep(&pause, nil) }
+                while epoch.load(ordering: .sequentiallyConsistent) == seen { nanosleep(&pause, nil) }
             }
             slots[index].socket?.release()
             slots[index] = Slot()
@@ -232,51 +261,61 @@ public final class PacketReceiveLoop: @unchecked Sendable {
             kernelTimestamped: counters[4].load(ordering: .relaxed))
     }
 
+    /// Calls the handlers for every datagram queued now on any registered socket, without blocking: one
+    /// `epoll_wait` (timeout 0) and one `recvmmsg` per ready socket. For a caller with its own periodic thread
+    /// (the engine's device clock) instead of the loop thread: no network thread and no wake-up per packet,
+    /// while arrival times stay the kernel's. Returns the datagrams handed to handlers.
+    ///
+    /// Call from one thread at a time, and only while the loop thread is not running (`start` not called,
+    /// or `stop` returned). Realtime-safe: yes (system calls, no allocation, lock or log).
+    @discardableResult
+    public func receiveReady() -> Int {
+        precondition(!running.load(ordering: .relaxed), "receiveReady while the loop thread runs")
+        return service(timeoutMilliseconds: 0)
+    }
+
     /// The loop thread's body.
     private func run() {
-        var batch = UDPReceiveBatch(capacity: batchCapacity)
-        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: Self.eventsPerWait)
-        let tokens = UnsafeMutablePointer<UInt64>.allocate(capacity: Self.eventsPerWait)
-        defer {
-            events.deallocate()
-            tokens.deallocate()
-        }
-        var local = Statistics(
-            wakeUps: counters[0].load(ordering: .relaxed), receiveCalls: counters[1].load(ordering: .relaxed),
-            datagrams: counters[2].load(ordering: .relaxed), truncated: counters[3].load(ordering: .relaxed),
-            kernelTimestamped: counters[4].load(ordering: .relaxed))
-        let kernelBefore = local.kernelTimestamped
-        while running.load(ordering: .relaxed) {
-            let ready = CTuttiIO_epollWait(epoll, events, tokens, Int32(Self.eventsPerWait), -1)
-            local.wakeUps &+= 1
-            for event in 0..<Int(max(ready, 0)) {
-                let token = tokens[event]
-                if token == Self.wakeToken {
-                    _ = CTuttiIO_eventClear(wake)
-                    continue
-                }
-                let index = Int(token & 0xFFFF_FFFF)
-                guard states[index].load(ordering: .sequentiallyConsistent) == SlotState.active.rawValue else { continue }
-                let slot = slots[index]
-                guard slot.generation == UInt32(token >> 32), let handler = slot.handler else { continue }
-                for _ in 0..<Self.batchesPerWake {
-                    let received = batch.receive(descriptor: slot.descriptor)
-                    local.receiveCalls &+= 1
-                    for message in 0..<received {
-                        let length = batch.length(at: message)
-                        if length > batch.datagramCapacity { local.truncated &+= 1 }
-                        handler(
-                            slot.context, batch.datagram(at: message).baseAddress, length,
-                            batch.arrival(at: message).nanoseconds)
-                    }
-                    local.datagrams &+= UInt64(received)
-                    if received < batch.capacity { break }
-                }
+        while running.load(ordering: .relaxed) { service(timeoutMilliseconds: -1) }
+    }
+
+    /// One iteration: waits up to `timeoutMilliseconds` (-1: until an event) and serves every ready socket.
+    /// `epoch` is odd from the moment the wait returns until the last handler returned (see `unregister`).
+    @discardableResult
+    private func service(timeoutMilliseconds: Int32) -> Int {
+        let ready = CTuttiIO_epollWait(epoll, events, tokens, Int32(eventsPerWait), timeoutMilliseconds)
+        epoch.add(1, ordering: .sequentiallyConsistent)
+        var handled = 0
+        for event in 0..<Int(max(ready, 0)) {
+            let token = tokens[event]
+            if token == Self.wakeToken {
+                _ = CTuttiIO_eventClear(wake)
+                continue
             }
-            local.kernelTimestamped = kernelBefore &+ batch.kernelTimestamped
-            publish(local)
-            completedIterations.add(1, ordering: .sequentiallyConsistent)
+            let index = Int(token & 0xFFFF_FFFF)
+            guard states[index].load(ordering: .sequentiallyConsistent) == SlotState.active.rawValue else { continue }
+            let slot = slots[index]
+            guard slot.generation == UInt32(token >> 32), let handler = slot.handler else { continue }
+            for _ in 0..<Self.batchesPerWake {
+                let received = batch.pointee.receive(descriptor: slot.descriptor)
+                tally.pointee.receiveCalls &+= 1
+                for message in 0..<received {
+                    let length = batch.pointee.length(at: message)
+                    if length > batch.pointee.datagramCapacity { tally.pointee.truncated &+= 1 }
+                    handler(
+                        slot.context, batch.pointee.datagram(at: message).baseAddress, length,
+                        batch.pointee.arrival(at: message).nanoseconds)
+                }
+                handled += received
+                if received < batch.pointee.capacity { break }
+            }
         }
+        tally.pointee.wakeUps &+= 1
+        tally.pointee.datagrams &+= UInt64(handled)
+        tally.pointee.kernelTimestamped = batch.pointee.kernelTimestamped
+        publish(tally.pointee)
+        epoch.add(1, ordering: .sequentiallyConsistent)
+        return handled
     }
 
     @inline(__always)

@@ -132,6 +132,15 @@ public struct UDPSendBatch: ~Copyable {
         return outcome
     }
 
+    /// How many datagrams in `slots` (e.g. the slots one connection appended this period) went out whole in
+    /// the last `send`; the rest of the range failed. Realtime-safe: yes.
+    public func sentCount(in slots: Range<Int>) -> Int {
+        precondition(slots.upperBound <= count, "slot range out of range")
+        var sent = 0
+        for index in slots where results[index] { sent += 1 }
+        return sent
+    }
+
     /// Whether the datagram in slot `index` went out whole in the last `send`. Realtime-safe: yes.
     @inline(__always)
     public func wasSent(at index: Int) -> Bool {

@@ -31,6 +31,16 @@ final class PacketReceiveLoopTests: XCTestCase {
         recorder.seen.withLock { $0.append((sequence, length, arrival)) }
     }
 
+    /// `count` loopback sockets registered on `loop`, each with its own recorder.
+    func registeredReceivers(_ count: Int, on loop: PacketReceiveLoop) throws -> ([UDPSocket], [Recorder]) {
+        let receivers = try (0..<count).map { _ in try UDPSocket() }
+        let recorders = (0..<count).map { Recorder(index: $0) }
+        for (receiver, recorder) in zip(receivers, recorders) {
+            _ = try loop.register(receiver, handler: Self.record, context: recorder.context)
+        }
+        return (receivers, recorders)
+    }
+
     func waitUntil(_ condition: () -> Bool, file: StaticString = #filePath, line: UInt = #line) {
         let deadline = MonotonicClock().now() + .seconds(10)
         while !condition(), MonotonicClock().now() < deadline { usleep(1_000) }
@@ -81,11 +91,7 @@ final class PacketReceiveLoopTests: XCTestCase {
 
     func test256SocketsOnOneLoopAllDeliver() throws {
         let loop = try PacketReceiveLoop(capacity: 256)
-        let receivers = try (0..<256).map { _ in try UDPSocket() }
-        let recorders = (0..<256).map { Recorder(index: $0) }
-        for (receiver, recorder) in zip(receivers, recorders) {
-            _ = try loop.register(receiver, handler: Self.record, context: recorder.context)
-        }
+        let (receivers, recorders) = try registeredReceivers(256, on: loop)
         loop.start()
         defer { loop.stop() }
         let sender = try UDPSocket()
@@ -139,6 +145,65 @@ final class PacketReceiveLoopTests: XCTestCase {
         let loop = try PacketReceiveLoop(capacity: 16)
         loop.start()
         defer { loop.stop() }
+        try unregisterUnderTraffic(loop)
+    }
+
+    func testUnregisteringWhileAPeriodThreadPollsNeverCallsTheHandlerAfterwards() throws {
+        let loop = try PacketReceiveLoop(capacity: 16)
+        let polling = Flag()
+        let poller = OSThread(name: "test-period") {
+            while polling.raised.load(ordering: .relaxed) {
+                loop.receiveReady()
+                usleep(200)
+            }
+        }
+        defer {
+            polling.raised.store(false, ordering: .relaxed)
+            poller.join()
+        }
+        try unregisterUnderTraffic(loop)
+    }
+
+    func testReceiveReadyServesQueuedDatagramsWithoutTheLoopThread() throws {
+        let loop = try PacketReceiveLoop(capacity: 4)
+        let (receivers, recorders) = try registeredReceivers(3, on: loop)
+        XCTAssertEqual(loop.receiveReady(), 0, "nothing queued: returns at once")
+        let sender = try UDPSocket()
+        for (index, receiver) in receivers.enumerated() {
+            let destination = sender.destination(try UDPAddress(host: "127.0.0.1", port: receiver.localPort))
+            for sequence in 0..<5 { sender.send(datagram(index * 10 + sequence, bytes: 64), to: destination) }
+        }
+        var handled = 0
+        let deadline = MonotonicClock().now() + .seconds(10)
+        while handled < 15, MonotonicClock().now() < deadline {
+            handled += loop.receiveReady()
+            usleep(1_000)
+        }
+        XCTAssertEqual(handled, 15)
+        for (index, recorder) in recorders.enumerated() {
+            XCTAssertEqual(recorder.seen.withLock { $0.map(\.sequence) }, (0..<5).map { UInt32(index * 10 + $0) })
+        }
+        XCTAssertEqual(loop.statistics.kernelTimestamped, 15)
+        XCTAssertFalse(loop.isRunning)
+    }
+
+    func testOneReceiveReadyServesEveryReadySocketOf256() throws {
+        let loop = try PacketReceiveLoop(capacity: 256)
+        let (receivers, recorders) = try registeredReceivers(256, on: loop)
+        let sender = try UDPSocket()
+        var batch = UDPSendBatch(capacity: 256)
+        for receiver in receivers {
+            _ = batch.append(datagram(1, bytes: 100), to: sender.destination(try UDPAddress(host: "127.0.0.1", port: receiver.localPort)))
+        }
+        XCTAssertEqual(batch.send(from: sender).sent, 256)
+        for receiver in receivers { XCTAssertTrue(receiver.waitUntilReadable(timeoutMilliseconds: 5_000)) }
+        XCTAssertEqual(loop.receiveReady(), 256, "every socket in one call, none left for the next period")
+        XCTAssertTrue(recorders.allSatisfy { $0.count == 1 })
+    }
+
+    /// Registers 8 sockets, lets a blaster thread flood them, unregisters them, 40 times; a handler call after
+    /// its `unregister` returned is a violation.
+    func unregisterUnderTraffic(_ loop: PacketReceiveLoop) throws {
         let sockets = try (0..<8).map { _ in try UDPSocket() }
         let sender = try UDPSocket()
         let destinations = try sockets.map { sender.destination(try UDPAddress(host: "127.0.0.1", port: $0.localPort)) }

@@ -104,6 +104,8 @@ final class UDPBatchTests: XCTestCase {
         XCTAssertEqual(outcome.failed, 1)
         XCTAssertEqual(outcome.systemCalls, 3, "one call up to the refusal, one that refuses, one for the rest")
         XCTAssertEqual((0..<3).map { batch.wasSent(at: $0) }, [true, false, true])
+        XCTAssertEqual(batch.sentCount(in: 0..<2), 1, "a connection's slots: one of its two went out")
+        XCTAssertEqual(batch.sentCount(in: 2..<3), 1)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
         defer { buffer.deallocate() }
         for expected: UInt32 in [1, 3] {

@@ -321,7 +321,7 @@ def scale_summary(results):
                       "underruns": d.get("underruns"), "concealedMs": d.get("concealedMs"),
                       "receiverCpuMsPerSecond": (c["groups"].get("receiver") or {}).get("msPerSecond"),
                       "senderCpuMsPerSecond": (c["groups"].get("sender") or {}).get("msPerSecond"),
-                      "receiverCore": r.get("receiverCore"), "windowSeconds": r.get("windowSeconds")})
+                      "receiverCore": r.get("receiverCore"), "senderCores": r.get("senderCores"), "windowSeconds": r.get("windowSeconds")})
     steps.sort(key=lambda s: s["streams"])
     clean = [s["streams"] for s in steps if s["connected"] == s["streams"] and s["lostLate"] == 0 and s["playing"] == s["streams"]]
     return {"steps": steps, "largestClean": max(clean) if clean else None}
@@ -356,7 +356,9 @@ def floor_section(md, summary, results, meta):
     md.append("| frames | network | tool, path | ladder (setting: glitches) | lowest glitch-free setting | one-way median / p99 (ms) | method | JACK servers' cycle wander h1 / h2 |")
     md.append("|---|---|---|---|---|---|---|---|")
     names = {"tutti": "Tutti, JACK loop", "paced": "Tutti, paced (no JACK)", "jacktrip": "JackTrip"}
-    for key in sorted(floors, key=lambda k: (floors[k]["frames"], floors[k]["network"] != "clean", floors[k]["kind"])):
+    order = ["tutti", "paced", "jacktrip"]
+    for key in sorted(floors, key=lambda k: (floors[k]["frames"], floors[k]["network"] != "clean",
+                                              order.index(floors[k]["kind"]) if floors[k]["kind"] in order else 9, floors[k]["kind"])):
         f = floors[key]
         found = f["found"]
         name = names.get(f["kind"], f"JackTrip `--bufstrategy {f['kind'][len('jacktrip-bs'):]}`")
@@ -368,7 +370,8 @@ def floor_section(md, summary, results, meta):
     confirm = summary.get("floorConfirm")
     if confirm:
         lat = confirm.get("oneWayMs") or {}
-        md.append(f"\n**Confirmation** ({confirm['seconds'] / 60:.0f} min at Tutti's lowest clean 64-frame setting, "
+        span = f"{confirm['seconds'] / 60:.0f} min" if confirm["seconds"] >= 60 else f"{confirm['seconds']} s"
+        md.append(f"\n**Confirmation** ({span} at Tutti's lowest clean 64-frame setting, "
                   f"{confirm['setting']}): one-way {fmt(lat.get('median'))} / {fmt(lat.get('p99'))} ms (median / p99, impulse), "
                   f"**{confirm['glitches']} glitches**; JACK servers' cycle wander {wander_cell(confirm.get('cycles'))}. "
                   "Goal: ≤ 2.0 ms with 0 glitches.\n")
@@ -410,8 +413,8 @@ def scale_section(md, scale, meta):
     if not scale["steps"]:
         return
     md.append("## Scale: streams into one receiver core\n")
-    md.append(f"N `tone` sender ports on one peer on h1 (not pinned) into one receiver peer on h2 pinned to one core "
-              f"(`{scale['steps'][0].get('receiverCore') or 'taskset'}`), ⌈N/{meta.get('portConnections', 64)}⌉ `null` "
+    md.append(f"N `tone` sender ports on one peer on h1 (`{scale['steps'][0].get('senderCores') or 'not pinned'}`: the other cores) "
+              f"into one receiver peer on h2 pinned to one core (`{scale['steps'][0].get('receiverCore') or 'taskset'}`), ⌈N/{meta.get('portConnections', 64)}⌉ `null` "
               "receiver ports, 64-frame L24 stereo packets, fixed 5 ms. Lost and late packets are the receiver's counters "
               "over the window; a connection the binary refuses (a full port) is counted as refused. Goal: ≥ 128 streams "
               "with 0 lost or late.\n")
@@ -541,21 +544,27 @@ def main(work, out):
             jts = [(floors[k] or {}).get("found") for k in floors if k.startswith("jacktrip") and k.endswith(f"-{frames}-{net}")]
             jts = [j for j in jts if j and j.get("oneWayMs")]
             best = min(jts, key=lambda j: j["oneWayMs"]["median"]) if jts else None
-            if not t and not best:
-                continue
-            tl, jl = (t or {}).get("oneWayMs") or {}, (best or {}).get("oneWayMs") or {}
-            md.append(f"| lowest glitch-free one-way latency, {frames} frames, {net} (median / p99, impulse) | "
-                      f"{fmt(tl.get('median'))} / {fmt(tl.get('p99'))} ms ({t['setting'] if t else 'none in the ladder'}) | "
-                      f"{fmt(jl.get('median'))} / {fmt(jl.get('p99'))} ms ({best['setting'] if best else 'none in the ladder'}) | "
-                      f"{fmt(ratio(tl.get('median'), jl.get('median')))} |")
+            if t or best:
+                tl, jl = (t or {}).get("oneWayMs") or {}, (best or {}).get("oneWayMs") or {}
+                md.append(f"| lowest glitch-free one-way latency, {frames} frames, {net} (median / p99, impulse) | "
+                          f"{fmt(tl.get('median'))} / {fmt(tl.get('p99'))} ms ({t['setting'] if t else 'none in the ladder'}) | "
+                          f"{fmt(jl.get('median'))} / {fmt(jl.get('p99'))} ms ({best['setting'] if best else 'none in the ladder'}) | "
+                          f"{fmt(ratio(tl.get('median'), jl.get('median')))} |")
+            p = (floors.get(f"paced-{frames}-{net}") or {}).get("found")
+            if p and frames == 64:
+                pl = p.get("oneWayMs") or {}
+                md.append(f"| lowest glitch-free latency, paced path (no JACK), 64 frames, {net} (median / p99, stats) | "
+                          f"{fmt(pl.get('median'))} / {fmt(pl.get('p99'))} ms ({p['setting']}) | – | – |")
     if summary.get("floorConfirm"):
         c = summary["floorConfirm"]
-        md.append(f"| {c['seconds'] / 60:.0f} min at that setting, 64 frames, clean (goal ≤ 2.0 ms, 0 glitches) | "
+        span = f"{c['seconds'] / 60:.0f} min" if c["seconds"] >= 60 else f"{c['seconds']} s"
+        md.append(f"| {span} at that setting, 64 frames, clean (goal ≤ 2.0 ms, 0 glitches) | "
                   f"{fmt((c.get('oneWayMs') or {}).get('median'))} ms, {c['glitches']} glitches | – | – |")
     if summary.get("scale"):
         sc = summary["scale"]
         md.append(f"| streams into one receiver core with 0 lost or late (goal ≥ 128; tried {', '.join(str(x['streams']) for x in sc['steps'])}) | "
                   f"{sc['largestClean'] or 'none'} | – | – |")
+    md.append("")
     if "jitter2" in summary:
         md.append("\n**Read the damaged-tone row with care.** The probe signal is a steady 1 kHz tone, and Tutti's concealment "
                   "repeats whole periods of what it last played, which continues a steady tone perfectly: its concealed audio "

@@ -12,7 +12,7 @@ Subcommands (each prints one JSON object on stdout):
   snapshot NAME=PID[,PID...]...
                           one /proc snapshot of each named group of processes: CPU ticks (utime + stime of
                           /proc/PID/stat, all threads) and context switches (voluntary and nonvoluntary,
-                          summed over /proc/PID/task/*/status: /proc/PID/status alone is the main thread's)
+                          per thread from /proc/PID/task/*/status: /proc/PID/status alone is the main thread's)
   cpu BEFORE AFTER [NAME=SECONDS:PERFCSV...]
                           two snapshots -> per group: CPU seconds, context switches, and system calls (the
                           count of `perf stat -x, -e raw_syscalls:sys_enter` over its SECONDS, when given)
@@ -238,7 +238,7 @@ def snapshot(specs):
     out = {"t": time.clock_gettime(time.CLOCK_MONOTONIC), "groups": {}}
     for spec in specs:
         name, pids = spec.split("=", 1)
-        group = {"pids": [], "ticks": 0, "voluntary": 0, "nonvoluntary": 0, "threads": 0}
+        group = {"pids": [], "ticks": 0, "tasks": {}}
         for pid in filter(None, pids.split(",")):
             try:
                 stat = open(f"/proc/{pid}/stat").read()
@@ -250,15 +250,16 @@ def snapshot(specs):
             group["pids"].append(int(pid))
             group["ticks"] += ticks
             for task in tasks:
+                counts = [0, 0]
                 try:
                     for line in open(f"/proc/{pid}/task/{task}/status"):
                         if line.startswith("voluntary_ctxt_switches:"):
-                            group["voluntary"] += int(line.split()[1])
+                            counts[0] = int(line.split()[1])
                         elif line.startswith("nonvoluntary_ctxt_switches:"):
-                            group["nonvoluntary"] += int(line.split()[1])
+                            counts[1] = int(line.split()[1])
                 except OSError:
                     continue   # a thread that ended between the listing and the read
-                group["threads"] += 1
+                group["tasks"][task] = counts
         out["groups"][name] = group
     return out
 
@@ -301,9 +302,14 @@ def cpu(before_path, after_path, perf_files=()):
             continue
         wall = b["t"] - a["t"]
         entry = {"cpuSeconds": (b["ticks"] - a["ticks"]) / tick, "wallSeconds": wall, "processes": len(b["pids"])}
-        if "voluntary" in b:
-            entry.update({"voluntarySwitches": b["voluntary"] - a["voluntary"],
-                          "nonvoluntarySwitches": b["nonvoluntary"] - a["nonvoluntary"], "threads": b["threads"]})
+        if "tasks" in b:
+            # per thread: a thread that started in the window counts from 0; one that ended is left out
+            # (its switches in the window are lost: threadsEnded says how many)
+            before_tasks = a.get("tasks") or {}
+            deltas = [(c[0] - before_tasks.get(t, [0, 0])[0], c[1] - before_tasks.get(t, [0, 0])[1]) for t, c in b["tasks"].items()]
+            entry.update({"voluntarySwitches": sum(d[0] for d in deltas), "nonvoluntarySwitches": sum(d[1] for d in deltas),
+                          "threads": len(b["tasks"]), "threadsStarted": len(set(b["tasks"]) - set(before_tasks)),
+                          "threadsEnded": len(set(before_tasks) - set(b["tasks"]))})
             entry["switchesPerSecond"] = (entry["voluntarySwitches"] + entry["nonvoluntarySwitches"]) / wall if wall > 0 else None
         if name in perf:
             seconds, path = perf[name].split(":", 1)

@@ -321,10 +321,24 @@ def scale_summary(results):
                       "underruns": d.get("underruns"), "concealedMs": d.get("concealedMs"),
                       "receiverCpuMsPerSecond": (c["groups"].get("receiver") or {}).get("msPerSecond"),
                       "senderCpuMsPerSecond": (c["groups"].get("sender") or {}).get("msPerSecond"),
+                      "senderCoreCount": len(cores_of(r.get("senderCores"))) or None,
                       "receiverCore": r.get("receiverCore"), "senderCores": r.get("senderCores"), "windowSeconds": r.get("windowSeconds")})
     steps.sort(key=lambda s: s["streams"])
     clean = [s["streams"] for s in steps if s["connected"] == s["streams"] and s["lostLate"] == 0 and s["playing"] == s["streams"]]
     return {"steps": steps, "largestClean": max(clean) if clean else None}
+
+
+def cores_of(prefix):
+    """The cores in a `taskset -c LIST` prefix ("" -> [])."""
+    cores = []
+    for part in (prefix or "").split()[-1:] if prefix else []:
+        for item in part.split(","):
+            if "-" in item:
+                low, high = item.split("-")
+                cores += range(int(low), int(high) + 1)
+            elif item.isdigit():
+                cores.append(int(item))
+    return cores
 
 
 def ladder_cell(ladder):
@@ -420,11 +434,19 @@ def scale_section(md, scale, meta):
               "with 0 lost or late.\n")
     md.append("| N | connected | refused | playing | lost + late | underruns | concealed (ms) | receiver CPU (ms/s, of its one core) | sender CPU (ms/s) |")
     md.append("|---|---|---|---|---|---|---|---|---|")
+    saturated = []
     for s in scale["steps"]:
+        cores = s.get("senderCoreCount")
+        if cores and (s["senderCpuMsPerSecond"] or 0) >= 900 * cores:
+            saturated.append(s["streams"])
         md.append(f"| {s['streams']} | {s['connected']} | {s['refused']}{(' (`' + s['refusal'][:80] + '`)') if s['refused'] else ''} | "
                   f"{fmt(s['playing'])} | {fmt(s['lostLate'])} | {fmt(s['underruns'])} | {fmt(s['concealedMs'], 1)} | "
                   f"{fmt(s['receiverCpuMsPerSecond'], 0)} | {fmt(s['senderCpuMsPerSecond'], 0)} |")
     md.append(f"\nLargest step with every stream connected, playing, and 0 lost or late: **{scale['largestClean'] or 'none'}**.\n")
+    if saturated:
+        md.append(f"**The sender was saturated** at N = {', '.join(map(str, saturated))} (its CPU ≥ 90 % of the cores it may use): "
+                  "packets it sent late count as late at the receiver, so those steps measure the sender as much as the "
+                  "receiver.\n")
 
 
 def main(work, out):

@@ -7,8 +7,8 @@ demo:
 test:
 	scripts/test
 
-# The lab benchmark, Tutti side by side with JackTrip (root; about 15 min): a release build, then the
-# whole suite; the report goes to Benchmarks/results/<date>-<commit>/. BENCH_ARGS=--quick for the short one.
+# The lab benchmark, Tutti side by side with JackTrip (root; about 15 min plus the floor sweep's 1-2 h): a
+# release build, then the whole suite; the report goes to Benchmarks/results/<date>-<commit>/. BENCH_ARGS=--quick for the short one.
 bench:
 	scripts/setup
 	swift build -c release --product tutti

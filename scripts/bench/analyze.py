@@ -9,7 +9,16 @@ Subcommands (each prints one JSON object on stdout):
                           and buffer-level series, and the counters' increase over the window
   iostat LOG              JackTrip's `-I 1` lines: its counters' increase over the window
   wav WAV SKIP SECONDS HZ a WAV recording of a tone: damaged blocks over SECONDS, SKIP s after its first sound
-  cpu BEFORE AFTER        /proc/PID/stat snapshots (from `cpu_snapshot` in run) -> CPU seconds per process
+  snapshot NAME=PID[,PID...]...
+                          one /proc snapshot of each named group of processes: CPU ticks (utime + stime of
+                          /proc/PID/stat, all threads) and context switches (voluntary and nonvoluntary,
+                          per thread from /proc/PID/task/*/status: /proc/PID/status alone is the main thread's)
+  cpu BEFORE AFTER [NAME=SECONDS:PERFCSV...]
+                          two snapshots -> per group: CPU seconds, context switches, and system calls (the
+                          count of `perf stat -x, -e raw_syscalls:sys_enter` over its SECONDS, when given)
+  glitches RESULT         a run's glitch count for the floor sweep (Tutti: lost + late + underruns of
+                          every receiving leg; JackTrip: receive underruns of both hosts); "refused" or
+                          "unmeasured" when there is no count
 
 Definitions (also stated in the report):
 - Impulse delay: the probe plays a single-sample impulse (0.9) on channel 2 every `intervalFrames`; an
@@ -27,6 +36,7 @@ Definitions (also stated in the report):
 import array
 import json
 import math
+import os
 import sys
 
 
@@ -222,28 +232,114 @@ def iostat(path):
             "packets": increase([r["tot"] for r in rows])}
 
 
-def cpu(before_path, after_path):
-    """Snapshots: lines `NAME PID UTIME STIME MONOTONIC_S` (ticks). -> {NAME: cpu seconds, ...}, wall seconds."""
-    tick = 100.0
+def snapshot(specs):
+    """/proc figures of named process groups (see the module doc); a process that is gone is left out."""
+    import time
+    out = {"t": time.clock_gettime(time.CLOCK_MONOTONIC), "groups": {}}
+    for spec in specs:
+        name, pids = spec.split("=", 1)
+        group = {"pids": [], "ticks": 0, "tasks": {}}
+        for pid in filter(None, pids.split(",")):
+            try:
+                stat = open(f"/proc/{pid}/stat").read()
+                fields = stat[stat.rindex(")") + 2:].split()
+                ticks = int(fields[11]) + int(fields[12])   # utime, stime (fields 14, 15 of stat)
+                tasks = os.listdir(f"/proc/{pid}/task")
+            except (OSError, ValueError, IndexError):
+                continue
+            group["pids"].append(int(pid))
+            group["ticks"] += ticks
+            for task in tasks:
+                counts = [0, 0]
+                try:
+                    for line in open(f"/proc/{pid}/task/{task}/status"):
+                        if line.startswith("voluntary_ctxt_switches:"):
+                            counts[0] = int(line.split()[1])
+                        elif line.startswith("nonvoluntary_ctxt_switches:"):
+                            counts[1] = int(line.split()[1])
+                except OSError:
+                    continue   # a thread that ended between the listing and the read
+                group["tasks"][task] = counts
+        out["groups"][name] = group
+    return out
+
+
+def perf_count(path):
+    """The count in a `perf stat -x,` output file, or None (not counted, or perf failed)."""
     try:
-        import os
-        tick = float(os.sysconf("SC_CLK_TCK"))
-    except (ValueError, OSError):
+        for line in open(path):
+            fields = line.strip().split(",")
+            if len(fields) > 2 and fields[2].startswith("raw_syscalls:sys_enter"):
+                return int(fields[0]) if fields[0].isdigit() else None
+    except OSError:
         pass
+    return None
+
+
+def cpu(before_path, after_path, perf_files=()):
+    """Two snapshots -> {NAME: {cpuSeconds, wallSeconds, voluntarySwitches, nonvoluntarySwitches,
+    switchesPerSecond, syscalls, syscallsPerSecond, processes, threads}}. Reads the old one-line-per-process
+    format (`NAME PID UTIME STIME MONOTONIC_S`) too."""
+    tick = float(os.sysconf("SC_CLK_TCK"))
 
     def read(path):
+        text = open(path).read()
+        if text.lstrip().startswith("{"):
+            data = json.loads(text)
+            return {name: dict(g, t=data["t"]) for name, g in data["groups"].items()}
         rows = {}
-        for line in open(path):
+        for line in text.splitlines():
             f = line.split()
             if len(f) == 5:
-                rows[f[0]] = (int(f[2]) + int(f[3]), float(f[4]))
+                rows[f[0]] = {"pids": [int(f[1])], "ticks": int(f[2]) + int(f[3]), "t": float(f[4])}
         return rows
     before, after = read(before_path), read(after_path)
+    perf = dict(item.split("=", 1) for item in perf_files)   # NAME=SECONDS:FILE
     out = {}
-    for name, (ticks, t) in after.items():
-        if name in before:
-            out[name] = {"cpuSeconds": (ticks - before[name][0]) / tick, "wallSeconds": t - before[name][1]}
+    for name, b in after.items():
+        a = before.get(name)
+        if not a or not b["pids"]:
+            continue
+        wall = b["t"] - a["t"]
+        entry = {"cpuSeconds": (b["ticks"] - a["ticks"]) / tick, "wallSeconds": wall, "processes": len(b["pids"])}
+        if "tasks" in b:
+            # per thread: a thread that started in the window counts from 0; one that ended is left out
+            # (its switches in the window are lost: threadsEnded says how many)
+            before_tasks = a.get("tasks") or {}
+            deltas = [(c[0] - before_tasks.get(t, [0, 0])[0], c[1] - before_tasks.get(t, [0, 0])[1]) for t, c in b["tasks"].items()]
+            entry.update({"voluntarySwitches": sum(d[0] for d in deltas), "nonvoluntarySwitches": sum(d[1] for d in deltas),
+                          "threads": len(b["tasks"]), "threadsStarted": len(set(b["tasks"]) - set(before_tasks)),
+                          "threadsEnded": len(set(before_tasks) - set(b["tasks"]))})
+            entry["switchesPerSecond"] = (entry["voluntarySwitches"] + entry["nonvoluntarySwitches"]) / wall if wall > 0 else None
+        if name in perf:
+            seconds, path = perf[name].split(":", 1)
+            count = perf_count(path)
+            entry["syscalls"] = count
+            entry["syscallsPerSecond"] = count / float(seconds) if count is not None else None
+        out[name] = entry
     return out
+
+
+def glitches(path):
+    """The floor sweep's verdict on one run (see the module doc)."""
+    result = json.load(open(path))
+    if result.get("refused"):
+        return "refused"
+    if result.get("tool") == "jacktrip":
+        counts = [(result.get(k) or {}).get("recvUnderruns") for k in ("iostat", "farIostat")]
+        counts = [c for c in counts if c is not None]
+        return sum(counts) if len(counts) == 2 else "unmeasured"
+    legs = [c for source in ("stats", "returnStats") for c in (result.get(source) or {}).get("connections") or []]
+    seen, total = set(), 0
+    for c in legs:
+        key = (c["id"], c["source"], c["destination"])
+        if key in seen:   # both peers' stats may list the same connection
+            continue
+        seen.add(key)
+        inc = c["increase"]
+        total += max(0, inc["packetsLost"]) + inc["packetsLate"] + inc["underruns"]
+    expected = 2 if result.get("mode") == "jack-loop" else 1
+    return total if len(seen) >= expected else "unmeasured"
 
 
 def main(argv):
@@ -256,8 +352,13 @@ def main(argv):
         result = stats(argv[2])
     elif command == "iostat" and len(argv) == 3:
         result = iostat(argv[2])
-    elif command == "cpu" and len(argv) == 4:
-        result = cpu(argv[2], argv[3])
+    elif command == "cpu" and len(argv) >= 4:
+        result = cpu(argv[2], argv[3], argv[4:])
+    elif command == "snapshot":
+        result = snapshot(argv[2:])
+    elif command == "glitches" and len(argv) == 3:
+        print(glitches(argv[2]))
+        return 0
     else:
         print(__doc__, file=sys.stderr)
         return 2

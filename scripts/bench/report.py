@@ -207,6 +207,248 @@ def scale_drops_audio(result, n):
     return d["lostLate"] > SCALE_DROP_SHARE * packets or d["playing"] < n
 
 
+# ---- floor, CPU and scale (issue 11) -------------------------------------------------------------------
+
+def floor_runs(results):
+    """{(kind, frames, net): [(step, result), ...] in ladder order} of the floor sweep."""
+    ladders = {}
+    for key, r in results.items():
+        if key.startswith("floor-") and r.get("floor"):
+            kind, frames, net = r["floor"].split()
+            ladders.setdefault((kind, int(frames), net), []).append((r.get("step"), key, r))
+    for runs in ladders.values():
+        runs.sort(key=lambda x: float(x[0]))
+    return ladders
+
+
+def floor_latency(result, results):
+    """(one-way latency summary, method) of a floor run: the impulse for a JACK loop, else the stats."""
+    if result.get("tool") == "jacktrip":
+        ow = one_way(result, results)
+        return (stats_of(ow) if ow else None), "impulse"
+    if result.get("mode") == "jack-loop":
+        ow = one_way(result, results)
+        if ow:
+            return stats_of(ow), "impulse"
+    c = receiving(result)
+    return ((c or {}).get("latencyMs")), "stats"
+
+
+def floor_setting(result):
+    if result.get("tool") == "jacktrip":
+        return f"-q {result.get('queue')}" + (f" {result['options']}" if result.get("options") else "")
+    return f"{result.get('latency')} ms ({result.get('step')} packets)"
+
+
+def cycles_of(result):
+    """The JACK servers' cycle wander (h1, h2) of a run, or (None, None)."""
+    return ((result.get("probe") or {}).get("serverCycles"), result.get("farServerCycles"))
+
+
+def floor_summary(results):
+    """Per ladder: the first glitch-free run, its setting and latency; the ladder's verdicts."""
+    out = {}
+    for (kind, frames, net), runs in floor_runs(results).items():
+        verdicts = [(step, r.get("glitches")) for step, _, r in runs]
+        found = next(((step, key, r) for step, key, r in runs if r.get("glitches") == "0"), None)
+        entry = {"kind": kind, "frames": frames, "network": net, "ladder": verdicts, "found": None}
+        if found:
+            lat, method = floor_latency(found[2], results)
+            entry["found"] = {"step": found[0], "run": found[1], "setting": floor_setting(found[2]), "method": method,
+                              "oneWayMs": lat, "cycles": cycles_of(found[2])}
+        out[f"{kind}-{frames}-{net}"] = entry
+    return out
+
+
+def cpu_figures(result):
+    """Per stream figures of a cpu-/scale- run: CPU ms per s of audio, context switches and system calls
+    per second, for each process group and the tool's total (JackTrip: its processes; + jackd apart)."""
+    cpu = result.get("cpu") or {}
+    n = result.get("streams") or 1
+    if result["tool"] == "tutti":
+        n = result.get("connected") or n
+    groups = {}
+    for name, c in cpu.items():
+        wall = c.get("wallSeconds") or 0
+        if wall <= 0:
+            continue
+        groups[name] = {"msPerSecond": c["cpuSeconds"] / wall * 1000, "switchesPerSecond": c.get("switchesPerSecond"),
+                        "syscallsPerSecond": c.get("syscallsPerSecond"), "threads": c.get("threads"),
+                        "processes": c.get("processes")}
+
+    def total(names, key):
+        values = [groups[g][key] for g in names if g in groups]
+        return sum(values) if values and all(v is not None for v in values) else None
+    tool = [g for g in groups if not g.startswith("jackd")]
+    servers = [g for g in groups if g.startswith("jackd")]
+    out = {"streams": n, "groups": groups}
+    for key in ("msPerSecond", "switchesPerSecond", "syscallsPerSecond"):
+        t = total(tool, key)
+        out[key] = t / n if t is not None and n else None
+        j = total(servers, key) if servers else None
+        out["jackd" + key[0].upper() + key[1:]] = j / n if j is not None and n else None
+        out["withJackd" + key[0].upper() + key[1:]] = (t + j) / n if t is not None and j is not None and n else out[key]
+    return out
+
+
+def cpu_summary(results):
+    """Tutti against JackTrip per stream at each stream count both ran; the headline at 8 streams (else the largest)."""
+    tutti = {r["streams"]: r for k, r in results.items() if k.startswith("cpu-tutti-")}
+    jt = {}
+    for k, r in results.items():
+        if k.startswith("cpu-jacktrip-"):
+            jt[int(k.rsplit("-", 1)[1])] = r   # by the stream count asked for (pairs = ⌈N/2⌉)
+    rows = []
+    for n in sorted(set(tutti) | set(jt)):
+        t = cpu_figures(tutti[n]) if n in tutti else None
+        j = cpu_figures(jt[n]) if n in jt else None
+        rows.append({"streams": n, "tutti": t, "jacktrip": j,
+                     "ratio": ratio(t and t["msPerSecond"], j and j["msPerSecond"]),
+                     "ratioWithJackd": ratio(t and t["msPerSecond"], j and j["withJackdMsPerSecond"])})
+    return rows
+
+
+def scale_summary(results):
+    """Pinned-receiver steps: per step counters, and the largest step with every stream connected and 0 lost or late."""
+    steps = []
+    for k, r in results.items():
+        if not k.startswith("scale-tutti-"):
+            continue
+        d = scale_dropouts(r) or {}
+        c = cpu_figures(r)
+        steps.append({"streams": r["streams"], "connected": r.get("connected"), "refused": r.get("refused", 0),
+                      "refusal": r.get("refusal") or "", "playing": d.get("playing"), "lostLate": d.get("lostLate"),
+                      "underruns": d.get("underruns"), "concealedMs": d.get("concealedMs"),
+                      "receiverCpuMsPerSecond": (c["groups"].get("receiver") or {}).get("msPerSecond"),
+                      "senderCpuMsPerSecond": (c["groups"].get("sender") or {}).get("msPerSecond"),
+                      "senderCoreCount": len(cores_of(r.get("senderCores"))) or None,
+                      "receiverCore": r.get("receiverCore"), "senderCores": r.get("senderCores"), "windowSeconds": r.get("windowSeconds")})
+    steps.sort(key=lambda s: s["streams"])
+    clean = [s["streams"] for s in steps if s["connected"] == s["streams"] and s["lostLate"] == 0 and s["playing"] == s["streams"]]
+    return {"steps": steps, "largestClean": max(clean) if clean else None}
+
+
+def cores_of(prefix):
+    """The cores in a `taskset -c LIST` prefix ("" -> [])."""
+    cores = []
+    for part in (prefix or "").split()[-1:] if prefix else []:
+        for item in part.split(","):
+            if "-" in item:
+                low, high = item.split("-")
+                cores += range(int(low), int(high) + 1)
+            elif item.isdigit():
+                cores.append(int(item))
+    return cores
+
+
+def ladder_cell(ladder):
+    return " · ".join(f"{step}: {verdict}" for step, verdict in ladder)
+
+
+def wander_cell(cycles):
+    """The JACK servers' cycle starts off their line (p1…p99 ms), h1 / h2."""
+    if not cycles or not any(cycles):
+        return "–"
+    return cycles_cell(cycles)
+
+
+def floor_section(md, summary, results, meta):
+    floors = summary.get("floor") or {}
+    if not floors:
+        return
+    md.append("## Lowest glitch-free latency\n")
+    md.append(f"Each tool's buffer setting goes up a ladder, {meta.get('floorSeconds')} s a setting, until a setting plays "
+              "with **no glitch**: Tutti 0 lost, late and underruns (both legs of the JACK loop; the paced path's one leg, "
+              "`tone` → `null`, by its stats), JackTrip 0 receive underruns on both hosts (its `-I 1` lines). Tutti's "
+              "setting is `--latency` in packets; JackTrip's `-q`, with its default buffer and `--bufstrategy 1`. A "
+              "setting the binary refuses is shown as `refused` (Tutti refuses targets below its floor). The ladder stops "
+              "at the first glitch-free setting, so a row's latency is the lowest glitch-free one found. One-way latency: "
+              "the impulse ((round trip − far JACK loop) ÷ 2) for the JACK loops, the capture-to-playout stats for the "
+              "paced path (no JACK). `jitter05` is `scripts/lab impair --delay 0.5 --jitter 0.5` on both hosts' egress "
+              "(0–1 ms uniform). Beside each: how far the JACK servers' cycle starts strayed from their line in the "
+              "glitch-free run (p1…p99 ms, h1 / h2).\n")
+    md.append("| frames | network | tool, path | ladder (setting: glitches) | lowest glitch-free setting | one-way median / p99 (ms) | method | JACK servers' cycle wander h1 / h2 |")
+    md.append("|---|---|---|---|---|---|---|---|")
+    names = {"tutti": "Tutti, JACK loop", "paced": "Tutti, paced (no JACK)", "jacktrip": "JackTrip"}
+    order = ["tutti", "paced", "jacktrip"]
+    for key in sorted(floors, key=lambda k: (floors[k]["frames"], floors[k]["network"] != "clean",
+                                              order.index(floors[k]["kind"]) if floors[k]["kind"] in order else 9, floors[k]["kind"])):
+        f = floors[key]
+        found = f["found"]
+        name = names.get(f["kind"], f"JackTrip `--bufstrategy {f['kind'][len('jacktrip-bs'):]}`")
+        lat = (found or {}).get("oneWayMs")
+        md.append(f"| {f['frames']} | {f['network']} | {name} | {ladder_cell(f['ladder'])} | "
+                  f"{found['setting'] if found else 'none in the ladder'} | "
+                  f"{(fmt(lat.get('median')) + ' / ' + fmt(lat.get('p99'))) if lat else '–'} | {(found or {}).get('method', '–')} | "
+                  f"{wander_cell((found or {}).get('cycles'))} |")
+    confirm = summary.get("floorConfirm")
+    if confirm:
+        lat = confirm.get("oneWayMs") or {}
+        span = f"{confirm['seconds'] / 60:.0f} min" if confirm["seconds"] >= 60 else f"{confirm['seconds']} s"
+        md.append(f"\n**Confirmation** ({span} at Tutti's lowest clean 64-frame setting, "
+                  f"{confirm['setting']}): one-way {fmt(lat.get('median'))} / {fmt(lat.get('p99'))} ms (median / p99, impulse), "
+                  f"**{confirm['glitches']} glitches**; JACK servers' cycle wander {wander_cell(confirm.get('cycles'))}. "
+                  "Goal: ≤ 2.0 ms with 0 glitches.\n")
+    md.append("")
+
+
+def cpu_section(md, rows, meta):
+    if not rows:
+        return
+    md.append("## CPU per stream\n")
+    md.append("Tutti: one sender peer on h1 with N `tone` sender ports (one stream each) into one receiver peer on h2 "
+              f"with ⌈N/{meta.get('portConnections', 64)}⌉ `null` receiver ports, 64-frame L24 packets, fixed 5 ms, no "
+              "Link, no JACK. JackTrip: ⌈N/2⌉ P2P pairs (`jacktrip -c` on h1, `jacktrip -s` on h2 looping back in its "
+              "JACK graph), so 2⌈N/2⌉ streams, over one `jackd` dummy server per host. Per process group over the window: "
+              "CPU time (utime + stime from /proc/PID/stat), context switches (voluntary + nonvoluntary, summed over "
+              "/proc/PID/task/*/status), system calls (`perf stat -e raw_syscalls:sys_enter -p PIDS`"
+              f"{'' if meta.get('perf') else ': perf did not work here, so not measured'}). Figures per stream are the "
+              "group's figure ÷ its streams; CPU in ms per second of audio.\n")
+    md.append("| streams | Tutti ms/s per stream | JackTrip ms/s per stream | + jackd | JackTrip + jackd | Tutti / JackTrip | Tutti / (JackTrip + jackd) | switches/s per stream: Tutti / JackTrip (+ jackd) | system calls/s per stream: Tutti / JackTrip (+ jackd) |")
+    md.append("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        t, j = r["tutti"] or {}, r["jacktrip"] or {}
+        md.append(f"| {r['streams']} | {fmt(t.get('msPerSecond'))} | {fmt(j.get('msPerSecond'))} | {fmt(j.get('jackdMsPerSecond'))} | "
+                  f"{fmt(j.get('withJackdMsPerSecond'))} | {fmt(r['ratio'])} | {fmt(r['ratioWithJackd'])} | "
+                  f"{fmt(t.get('switchesPerSecond'), 0)} / {fmt(j.get('switchesPerSecond'), 0)} ({fmt(j.get('withJackdSwitchesPerSecond'), 0)}) | "
+                  f"{fmt(t.get('syscallsPerSecond'), 0)} / {fmt(j.get('syscallsPerSecond'), 0)} ({fmt(j.get('withJackdSyscallsPerSecond'), 0)}) |")
+    md.append("\nEach process group's own figures (whole group, not per stream):\n")
+    md.append("| streams | tool | group | processes | threads | CPU ms/s | context switches/s | system calls/s |")
+    md.append("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        for tool, figures in (("Tutti", r["tutti"]), ("JackTrip", r["jacktrip"])):
+            for name, g in ((figures or {}).get("groups") or {}).items():
+                md.append(f"| {r['streams']} | {tool} | {name} | {fmt(g.get('processes'))} | {fmt(g.get('threads'))} | "
+                          f"{fmt(g['msPerSecond'], 1)} | {fmt(g.get('switchesPerSecond'), 0)} | {fmt(g.get('syscallsPerSecond'), 0)} |")
+    md.append("")
+
+
+def scale_section(md, scale, meta):
+    if not scale["steps"]:
+        return
+    md.append("## Scale: streams into one receiver core\n")
+    md.append(f"N `tone` sender ports on one peer on h1 (`{scale['steps'][0].get('senderCores') or 'not pinned'}`: the other cores) "
+              f"into one receiver peer on h2 pinned to one core (`{scale['steps'][0].get('receiverCore') or 'taskset'}`), ⌈N/{meta.get('portConnections', 64)}⌉ `null` "
+              "receiver ports, 64-frame L24 stereo packets, fixed 5 ms. Lost and late packets are the receiver's counters "
+              "over the window; a connection the binary refuses (a full port) is counted as refused. Goal: ≥ 128 streams "
+              "with 0 lost or late.\n")
+    md.append("| N | connected | refused | playing | lost + late | underruns | concealed (ms) | receiver CPU (ms/s, of its one core) | sender CPU (ms/s) |")
+    md.append("|---|---|---|---|---|---|---|---|---|")
+    saturated = []
+    for s in scale["steps"]:
+        cores = s.get("senderCoreCount")
+        if cores and (s["senderCpuMsPerSecond"] or 0) >= 900 * cores:
+            saturated.append(s["streams"])
+        md.append(f"| {s['streams']} | {s['connected']} | {s['refused']}{(' (`' + s['refusal'][:80] + '`)') if s['refused'] else ''} | "
+                  f"{fmt(s['playing'])} | {fmt(s['lostLate'])} | {fmt(s['underruns'])} | {fmt(s['concealedMs'], 1)} | "
+                  f"{fmt(s['receiverCpuMsPerSecond'], 0)} | {fmt(s['senderCpuMsPerSecond'], 0)} |")
+    md.append(f"\nLargest step with every stream connected, playing, and 0 lost or late: **{scale['largestClean'] or 'none'}**.\n")
+    if saturated:
+        md.append(f"**The sender was saturated** at N = {', '.join(map(str, saturated))} (its CPU ≥ 90 % of the cores it may use): "
+                  "packets it sent late count as late at the receiver, so those steps measure the sender as much as the "
+                  "receiver.\n")
+
+
 def main(work, out):
     meta, results = load(work)
     os.makedirs(out, exist_ok=True)
@@ -260,13 +502,28 @@ def main(work, out):
                               "jacktripProtLost": jj.get("loopProtLost"),
                               "windowSeconds": meta["window"]}
     tscale = {results[k]["streams"]: results[k] for k in results if k.startswith("scale-tutti-")}
-    jscale = {results[k]["streams"]: results[k] for k in results if k.startswith("scale-jacktrip-")}
-    common = sorted(set(tscale) & set(jscale))
-    if common:
-        n = common[-1]
-        tc, jc = cpu_per_stream(tscale[n]), cpu_per_stream(jscale[n])
-        summary["cpu"] = {"streams": n, "tuttiMsPerSecond": tc and tc["total"], "jacktripMsPerSecond": jc and jc["total"],
-                          "tuttiStreamsPerCore": tc and 1000 / tc["total"], "jacktripStreamsPerCore": jc and 1000 / jc["total"]}
+    cpu_rows = cpu_summary(results)
+    both = [r for r in cpu_rows if r["tutti"] and r["jacktrip"]]
+    if both:
+        r = next((x for x in both if x["streams"] == 8), both[-1])
+        tc, jc = r["tutti"], r["jacktrip"]
+        summary["cpu"] = {"streams": r["streams"], "tuttiMsPerSecond": tc["msPerSecond"], "jacktripMsPerSecond": jc["msPerSecond"],
+                          "jacktripWithJackdMsPerSecond": jc["withJackdMsPerSecond"],
+                          "ratio": r["ratio"], "ratioWithJackd": r["ratioWithJackd"],
+                          "tuttiStreamsPerCore": tc["msPerSecond"] and 1000 / tc["msPerSecond"],
+                          "jacktripStreamsPerCore": jc["msPerSecond"] and 1000 / jc["msPerSecond"]}
+    summary["cpuByStreams"] = cpu_rows
+    scale = scale_summary(results)
+    if scale["steps"]:
+        summary["scale"] = scale
+    floors = floor_summary(results)
+    if floors:
+        summary["floor"] = floors
+    confirm = next((r for k, r in results.items() if k.startswith("floorconfirm-")), None)
+    if confirm:
+        lat, _ = floor_latency(confirm, results)
+        summary["floorConfirm"] = {"setting": floor_setting(confirm), "seconds": confirm.get("windowSeconds"),
+                                   "glitches": confirm.get("glitches"), "oneWayMs": lat, "cycles": cycles_of(confirm)}
     first_drop = None
     for n in sorted(tscale):
         if scale_drops_audio(tscale[n], n):
@@ -297,108 +554,140 @@ def main(work, out):
                   f"{fmt(ratio(s['tuttiFixedDamagedMs'], s['jacktripDamagedMs']))} (fixed) |")
     if "cpu" in summary:
         s = summary["cpu"]
-        md.append(f"| CPU per stream (ms per s of audio, send + receive, at {s['streams']} streams) | {fmt(s['tuttiMsPerSecond'])} | "
-                  f"{fmt(s['jacktripMsPerSecond'])} (+ jackd) | {fmt(ratio(s['tuttiMsPerSecond'], s['jacktripMsPerSecond']))} |")
+        md.append(f"| CPU per stream (ms per s of audio, send + receive, at {s['streams']} streams; goal ≤ 1/3 of JackTrip's) | {fmt(s['tuttiMsPerSecond'])} | "
+                  f"{fmt(s['jacktripMsPerSecond'])} (+ jackd: {fmt(s['jacktripWithJackdMsPerSecond'])}) | {fmt(s['ratio'])} "
+                  f"({fmt(s['ratioWithJackd'])} with jackd) |")
         md.append(f"| streams per core (1 s ÷ CPU per stream) | {fmt(s['tuttiStreamsPerCore'], 0)} | {fmt(s['jacktripStreamsPerCore'], 0)} | "
                   f"{fmt(ratio(s['tuttiStreamsPerCore'], s['jacktripStreamsPerCore']))} |")
-    md.append("\n**Read the damaged-tone row with care.** The probe signal is a steady 1 kHz tone, and Tutti's concealment "
-              "repeats whole periods of what it last played, which continues a steady tone perfectly: its concealed audio "
-              "(the counters' row) does not show as damage, while on music it would be audible. JackTrip's concealment "
-              "does not continue the tone, so all of it shows. The counters' row is the fairer dropout comparison; the "
-              "tools count differently, so no ratio is given for it.\n")
-    md.append(f"\nTutti first dropped audio at **{first_drop if first_drop else 'none of'}** "
-              f"{'streams' if first_drop else 'the stream counts tested'} ({', '.join(map(str, sorted(tscale)))}): the "
-              f"first count with more than {SCALE_DROP_SHARE:.1%} of its packets lost or late, or a connection not "
-              "playing (the Scale section has every count's figures).\n")
+    floors = summary.get("floor") or {}
+    for frames in (64, 32):
+        for net in ("clean", "jitter05"):
+            t = (floors.get(f"tutti-{frames}-{net}") or {}).get("found")
+            jts = [(floors[k] or {}).get("found") for k in floors if k.startswith("jacktrip") and k.endswith(f"-{frames}-{net}")]
+            jts = [j for j in jts if j and j.get("oneWayMs")]
+            best = min(jts, key=lambda j: j["oneWayMs"]["median"]) if jts else None
+            if t or best:
+                tl, jl = (t or {}).get("oneWayMs") or {}, (best or {}).get("oneWayMs") or {}
+                md.append(f"| lowest glitch-free one-way latency, {frames} frames, {net} (median / p99, impulse) | "
+                          f"{fmt(tl.get('median'))} / {fmt(tl.get('p99'))} ms ({t['setting'] if t else 'none in the ladder'}) | "
+                          f"{fmt(jl.get('median'))} / {fmt(jl.get('p99'))} ms ({best['setting'] if best else 'none in the ladder'}) | "
+                          f"{fmt(ratio(tl.get('median'), jl.get('median')))} |")
+            p = (floors.get(f"paced-{frames}-{net}") or {}).get("found")
+            if p and frames == 64:
+                pl = p.get("oneWayMs") or {}
+                md.append(f"| lowest glitch-free latency, paced path (no JACK), 64 frames, {net} (median / p99, stats) | "
+                          f"{fmt(pl.get('median'))} / {fmt(pl.get('p99'))} ms ({p['setting']}) | – | – |")
+    if summary.get("floorConfirm"):
+        c = summary["floorConfirm"]
+        span = f"{c['seconds'] / 60:.0f} min" if c["seconds"] >= 60 else f"{c['seconds']} s"
+        md.append(f"| {span} at that setting, 64 frames, clean (goal ≤ 2.0 ms, 0 glitches) | "
+                  f"{fmt((c.get('oneWayMs') or {}).get('median'))} ms, {c['glitches']} glitches | – | – |")
+    if summary.get("scale"):
+        sc = summary["scale"]
+        md.append(f"| streams into one receiver core with 0 lost or late (goal ≥ 128; tried {', '.join(str(x['streams']) for x in sc['steps'])}) | "
+                  f"{sc['largestClean'] or 'none'} | – | – |")
+    md.append("")
+    if "jitter2" in summary:
+        md.append("\n**Read the damaged-tone row with care.** The probe signal is a steady 1 kHz tone, and Tutti's concealment "
+                  "repeats whole periods of what it last played, which continues a steady tone perfectly: its concealed audio "
+                  "(the counters' row) does not show as damage, while on music it would be audible. JackTrip's concealment "
+                  "does not continue the tone, so all of it shows. The counters' row is the fairer dropout comparison; the "
+                  "tools count differently, so no ratio is given for it.\n")
+    if tscale:
+        md.append(f"\nTutti first dropped audio at **{first_drop if first_drop else 'none of'}** "
+                  f"{'streams' if first_drop else 'the stream counts tested'} ({', '.join(map(str, sorted(tscale)))}): the "
+                  f"first count with more than {SCALE_DROP_SHARE:.1%} of its packets lost or late, or a connection not "
+                  "playing (the Scale section has every count's figures).\n")
 
-    # ---- latency section -----------------------------------------------------------------------------
-    md.append("## Latency\n")
-    md.append("One stereo 48 kHz L24 stream h1 → h2. Tutti: fixed 5 ms target (5.34 ms at 128 frames: Tutti refuses less than two packets), device period = packet size. "
-              "JackTrip: `-q` = the packets that make ≥ 5 ms (32 → 8, 64 → 4, 128 → 2), `-b 16` (its default), JACK period = packet size. "
-              "`jitter1` is `scripts/lab impair --delay 1 --jitter 1` on both hosts' egress (0–2 ms uniform).\n")
-    md.append("Two methods. **Stats**: each receiver's capture-to-playout latency from the packets' capture timestamps "
-              "(`tutti stats --json` every 0.1 s), for both legs of the loop: h1 → h2 and h2 → h1. **Impulse**: a JACK probe "
-              "on h1 plays an impulse every 250 ms into the sender; the far host loops the audio back in its JACK graph; "
-              "one-way = (round trip − the JACK graph's own feedback delay, measured on h2) / 2.\n")
-    md.append("A round trip measures the sum of the two legs, so the impulse's one-way figure is checked against the "
-              "**mean of the two legs' stats** (they must agree within a packet). How the round trip splits into its legs "
-              "is what the stats alone tell: each leg's latency is the far host's playout time less the near host's "
-              "capture time, each read on its own host's JACK cycle timeline, so a difference between the two hosts' "
-              "timelines moves latency from one leg to the other and cancels in the sum. The last Tutti column shows it: "
-              "half the difference of the legs (0 when the legs are equal, as they are by construction: the same target, "
-              "the same impairment both ways). The next column shows why it moves: how far each host's JACK server's "
-              "cycle starts strayed from a straight line over the window (p1…p99, ms, and the server's rate off "
-              "nominal), measured by the probe on h1 and an observer client on h2.\n")
-    md.append("| frames | network | Tutti stats h1→h2 median / p99 (ms) | stats h2→h1 median | stats, mean of the legs | Tutti impulse one-way median / p99 | impulse − mean of the legs | half the legs' difference | JACK servers' cycle starts off their line, h1 / h2 | JackTrip impulse one-way median / p99 | JackTrip round trip median | far-host JACK loop (frames) | Tutti / JackTrip |")
-    md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    disagreements = []
-    for frames, net, t, j, tr, jr in lat_rows:
-        sl, sb = t["statsLatencyMs"], t["returnStatsLatencyMs"]
-        mean = both_ways(t)
-        ti = t["impulseOneWayMs"]
-        ji = j["impulseOneWayMs"] if j else None
-        basis = ti["median"] if ti else (sl or {}).get("median")
-        gap = ti["median"] - mean if ti and mean is not None else None
-        gap_cell = "–"
-        if gap is not None:
-            gap_cell = fmt(gap)
-            if abs(gap) > frames / 48:
-                gap_cell = f"**{fmt(gap)}** (more than a packet)"
-                disagreements.append(f"{frames} frames {net}")
-        split = (sl["median"] - sb["median"]) / 2 if sl and sb else None
-        md.append(f"| {frames} | {net} | {lat_cell(sl)} / {lat_cell(sl, 'p99')} | {lat_cell(sb)} | {fmt(mean)} | "
-                  f"{(lat_cell(ti) + ' / ' + lat_cell(ti, 'p99')) if ti else 'not measured'} | {gap_cell} | {fmt(split)} | {cycles_cell(t['serverCycles'])} | "
-                  f"{(lat_cell(ji) + ' / ' + lat_cell(ji, 'p99')) if ji else 'not measured'} | "
-                  f"{lat_cell((j or {}).get('roundTripMs'))} | {fmt(loop_frames(results, frames))} | {fmt(ratio(basis, ji['median'] if ji else None))} |")
-    summary["tuttiLatencyMethodsAgree"] = not disagreements
-    if disagreements:
-        md.append(f"\n**Tutti's two latency methods disagree** by more than a packet ({', '.join(disagreements)}): the "
-                  "impulse's round trip is not the sum of the legs' stats. Both are reported as measured; the impulse is "
-                  "the one comparable with JackTrip.\n")
-        summary["tuttiLatencyMethodsDisagree"] = disagreements
-    else:
-        md.append("\nThe two methods agree within a packet in every row.\n")
-    md.append("Where half the legs' difference is large, the two hosts' time bases disagree by that much: each leg's "
-              "stats latency is read across two hosts, on the Link session's ghost time (estimated by each peer's "
-              "non-realtime Link thread) at each host's JACK cycle times (fitted from its server's wake-ups), all on one "
-              "shared 2-core machine that also runs the servers, the peers' realtime threads and the delay line. The "
-              "JACK-servers column shows when a server itself wandered (a dummy server that wakes late runs hundreds of "
-              "ppm slow); the Clock section shows the ghost clocks' agreement without audio load. The round trip, and "
-              "so the impulse, does not depend on either.\n")
-    if not meta["tuttiJack"]:
-        md.append("\n**Tutti's impulse round trip: not measured.** This tutti has no JACK ports "
-                  f"(`tutti peer --sender x=jack --dry-run` said: `{meta.get('jackProbe', '').strip()[:200]}`), so the A → B → A "
-                  "loop cannot be closed; the Tutti/JackTrip ratio above compares Tutti's stats latency with JackTrip's "
-                  "impulse latency, which are different methods.\n")
-    # plots
-    plots = []
-    cdf_series = []
-    for frames, net, t, j, tr, jr in lat_rows:
-        if frames == 64:
+    if lat_rows:
+        # ---- latency section -----------------------------------------------------------------------------
+        md.append("## Latency\n")
+        md.append("One stereo 48 kHz L24 stream h1 → h2. Tutti: fixed 5 ms target (5.34 ms at 128 frames: Tutti refuses less than two packets), device period = packet size. "
+                  "JackTrip: `-q` = the packets that make ≥ 5 ms (32 → 8, 64 → 4, 128 → 2), `-b 16` (its default), JACK period = packet size. "
+                  "`jitter1` is `scripts/lab impair --delay 1 --jitter 1` on both hosts' egress (0–2 ms uniform).\n")
+        md.append("Two methods. **Stats**: each receiver's capture-to-playout latency from the packets' capture timestamps "
+                  "(`tutti stats --json` every 0.1 s), for both legs of the loop: h1 → h2 and h2 → h1. **Impulse**: a JACK probe "
+                  "on h1 plays an impulse every 250 ms into the sender; the far host loops the audio back in its JACK graph; "
+                  "one-way = (round trip − the JACK graph's own feedback delay, measured on h2) / 2.\n")
+        md.append("A round trip measures the sum of the two legs, so the impulse's one-way figure is checked against the "
+                  "**mean of the two legs' stats** (they must agree within a packet). How the round trip splits into its legs "
+                  "is what the stats alone tell: each leg's latency is the far host's playout time less the near host's "
+                  "capture time, each read on its own host's JACK cycle timeline, so a difference between the two hosts' "
+                  "timelines moves latency from one leg to the other and cancels in the sum. The last Tutti column shows it: "
+                  "half the difference of the legs (0 when the legs are equal, as they are by construction: the same target, "
+                  "the same impairment both ways). The next column shows why it moves: how far each host's JACK server's "
+                  "cycle starts strayed from a straight line over the window (p1…p99, ms, and the server's rate off "
+                  "nominal), measured by the probe on h1 and an observer client on h2.\n")
+        md.append("| frames | network | Tutti stats h1→h2 median / p99 (ms) | stats h2→h1 median | stats, mean of the legs | Tutti impulse one-way median / p99 | impulse − mean of the legs | half the legs' difference | JACK servers' cycle starts off their line, h1 / h2 | JackTrip impulse one-way median / p99 | JackTrip round trip median | far-host JACK loop (frames) | Tutti / JackTrip |")
+        md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        disagreements = []
+        for frames, net, t, j, tr, jr in lat_rows:
+            sl, sb = t["statsLatencyMs"], t["returnStatsLatencyMs"]
+            mean = both_ways(t)
+            ti = t["impulseOneWayMs"]
+            ji = j["impulseOneWayMs"] if j else None
+            basis = ti["median"] if ti else (sl or {}).get("median")
+            gap = ti["median"] - mean if ti and mean is not None else None
+            gap_cell = "–"
+            if gap is not None:
+                gap_cell = fmt(gap)
+                if abs(gap) > frames / 48:
+                    gap_cell = f"**{fmt(gap)}** (more than a packet)"
+                    disagreements.append(f"{frames} frames {net}")
+            split = (sl["median"] - sb["median"]) / 2 if sl and sb else None
+            md.append(f"| {frames} | {net} | {lat_cell(sl)} / {lat_cell(sl, 'p99')} | {lat_cell(sb)} | {fmt(mean)} | "
+                      f"{(lat_cell(ti) + ' / ' + lat_cell(ti, 'p99')) if ti else 'not measured'} | {gap_cell} | {fmt(split)} | {cycles_cell(t['serverCycles'])} | "
+                      f"{(lat_cell(ji) + ' / ' + lat_cell(ji, 'p99')) if ji else 'not measured'} | "
+                      f"{lat_cell((j or {}).get('roundTripMs'))} | {fmt(loop_frames(results, frames))} | {fmt(ratio(basis, ji['median'] if ji else None))} |")
+        summary["tuttiLatencyMethodsAgree"] = not disagreements
+        if disagreements:
+            md.append(f"\n**Tutti's two latency methods disagree** by more than a packet ({', '.join(disagreements)}): the "
+                      "impulse's round trip is not the sum of the legs' stats. Both are reported as measured; the impulse is "
+                      "the one comparable with JackTrip.\n")
+            summary["tuttiLatencyMethodsDisagree"] = disagreements
+        else:
+            md.append("\nThe two methods agree within a packet in every row.\n")
+        md.append("Where half the legs' difference is large, the two hosts' time bases disagree by that much: each leg's "
+                  "stats latency is read across two hosts, on the Link session's ghost time (estimated by each peer's "
+                  "non-realtime Link thread) at each host's JACK cycle times (fitted from its server's wake-ups), all on one "
+                  "shared 2-core machine that also runs the servers, the peers' realtime threads and the delay line. The "
+                  "JACK-servers column shows when a server itself wandered (a dummy server that wakes late runs hundreds of "
+                  "ppm slow); the Clock section shows the ghost clocks' agreement without audio load. The round trip, and "
+                  "so the impulse, does not depend on either.\n")
+        if not meta["tuttiJack"]:
+            md.append("\n**Tutti's impulse round trip: not measured.** This tutti has no JACK ports "
+                      f"(`tutti peer --sender x=jack --dry-run` said: `{meta.get('jackProbe', '').strip()[:200]}`), so the A → B → A "
+                      "loop cannot be closed; the Tutti/JackTrip ratio above compares Tutti's stats latency with JackTrip's "
+                      "impulse latency, which are different methods.\n")
+        # plots
+        plots = []
+        cdf_series = []
+        for frames, net, t, j, tr, jr in lat_rows:
+            if frames == 64:
+                c = receiving(tr)
+                if c:
+                    cdf_series.append((f"Tutti stats {net}", [p[1] for p in c["series"]]))
+                ow = one_way(tr, results)
+                if ow:
+                    cdf_series.append((f"Tutti impulse {net}", ow))
+                if jr and one_way(jr, results):
+                    cdf_series.append((f"JackTrip impulse {net}", one_way(jr, results)))
+        if cdf_series:
+            open(os.path.join(out, "latency-64-cdf.svg"), "w").write(
+                svgplot.cdf("One-way latency, 64-frame packets", "one-way latency (ms)", cdf_series))
+            plots.append(("latency-64-cdf.svg", "One-way latency at 64 frames: distribution (CDF)"))
+        series = []
+        for frames, net, t, j, tr, jr in lat_rows:
             c = receiving(tr)
-            if c:
-                cdf_series.append((f"Tutti stats {net}", [p[1] for p in c["series"]]))
-            ow = one_way(tr, results)
-            if ow:
-                cdf_series.append((f"Tutti impulse {net}", ow))
-            if jr and one_way(jr, results):
-                cdf_series.append((f"JackTrip impulse {net}", one_way(jr, results)))
-    if cdf_series:
-        open(os.path.join(out, "latency-64-cdf.svg"), "w").write(
-            svgplot.cdf("One-way latency, 64-frame packets", "one-way latency (ms)", cdf_series))
-        plots.append(("latency-64-cdf.svg", "One-way latency at 64 frames: distribution (CDF)"))
-    series = []
-    for frames, net, t, j, tr, jr in lat_rows:
-        c = receiving(tr)
-        if c and frames == 64:
-            series.append((f"buffer {net}", [(p[0], p[2]) for p in c["series"]]))
-            series.append((f"latency {net}", [(p[0], p[1]) for p in c["series"]]))
-    if series:
-        open(os.path.join(out, "latency-64-buffer.svg"), "w").write(
-            svgplot.lines("Tutti receiver at 64 frames: buffer level and latency over time", "time in window (s)", "ms", series))
-        plots.append(("latency-64-buffer.svg", "Tutti's buffer level and capture-to-playout latency over the window"))
-    for name, caption in plots:
-        md.append(f"![{caption}]({name})\n")
+            if c and frames == 64:
+                series.append((f"buffer {net}", [(p[0], p[2]) for p in c["series"]]))
+                series.append((f"latency {net}", [(p[0], p[1]) for p in c["series"]]))
+        if series:
+            open(os.path.join(out, "latency-64-buffer.svg"), "w").write(
+                svgplot.lines("Tutti receiver at 64 frames: buffer level and latency over time", "time in window (s)", "ms", series))
+            plots.append(("latency-64-buffer.svg", "Tutti's buffer level and capture-to-playout latency over the window"))
+        for name, caption in plots:
+            md.append(f"![{caption}]({name})\n")
 
     # ---- impairment ----------------------------------------------------------------------------------
     imp_labels = []
@@ -474,34 +763,10 @@ def main(work, out):
                 svgplot.cdf("One-way latency under 2 ms jitter", "one-way latency (ms)", cdf_series))
             md.append("![One-way latency under 2 ms jitter (CDF)](impair-jitter2-cdf.svg)\n")
 
-    # ---- scale ---------------------------------------------------------------------------------------
-    if tscale or jscale:
-        md.append("## Scale\n")
-        md.append("Tutti: one sender peer on h1 with N tone sender ports (one stream each), one receiver peer on h2 with "
-                  "⌈N/64⌉ `null` receiver ports (a port mixes up to 64 connections: its table's capacity), 64-frame L24 "
-                  "packets, fixed 5 ms, no Link. CPU is each process's utime + stime from /proc over the window, in ms "
-                  "per second of audio per stream. JackTrip: N P2P pairs (N `jacktrip -c` on h1, N `jacktrip -s` on h2 "
-                  "looping back), so 2N streams; its figure is all jacktrip processes' CPU ÷ 2N; jackd is listed apart.\n")
-        md.append("| N | connected | playing | sender ms/s per stream | receiver ms/s per stream | total | lost + late | share of packets | underruns | concealed (ms) |")
-        md.append("|---|---|---|---|---|---|---|---|---|---|")
-        for n in sorted(tscale):
-            r = tscale[n]
-            c = cpu_per_stream(r) or {}
-            d = scale_dropouts(r) or {}
-            md.append(f"| {n} | {r.get('connected')} | {fmt(d.get('playing'))} | {fmt(c.get('sender'), 3)} | {fmt(c.get('receiver'), 3)} | "
-                      f"{fmt(c.get('total'), 3)} | {fmt(d.get('lostLate'))} | "
-                      f"{(d['lostLate'] / (n * r['windowSeconds'] * 750) if d else None) or 0:.3%} | "
-                      f"{fmt(d.get('underruns'))} | {fmt(d.get('concealedMs'), 1)} |")
-        if jscale:
-            md.append("\n| JackTrip N pairs | looped | jacktrip ms/s per stream | jackd ms/s (h1, h2) | recv underruns (all) |")
-            md.append("|---|---|---|---|---|")
-            for n in sorted(jscale):
-                r = jscale[n]
-                c = cpu_per_stream(r) or {}
-                jackd = c.get("jackdMsPerSecond") or {}
-                under = sum((x or {}).get("recvUnderruns", 0) or 0 for x in r.get("iostat") or [])
-                md.append(f"| {n} | {r.get('connected')} | {fmt(c.get('total'), 3)} | {fmt(jackd.get('jackd-h1'), 1)}, {fmt(jackd.get('jackd-h2'), 1)} | {under} |")
-        md.append("")
+    # ---- floor, CPU, scale ----------------------------------------------------------------------------
+    floor_section(md, summary, results, meta)
+    cpu_section(md, cpu_rows, meta)
+    scale_section(md, scale, meta)
 
     # ---- clock ---------------------------------------------------------------------------------------
     clocks = [(k[len("clock-"):], results[k]) for k in sorted(results, key=lambda k: (k != "clock-clean", k))
@@ -538,7 +803,7 @@ def main(work, out):
     js["summary"] = summary
     # The scale runs' per-connection time series (up to 128 of them) are not needed beside their counters.
     for key, result in results.items():
-        if key.startswith("scale-"):
+        if key.startswith(("scale-", "cpu-")):
             for c in (result.get("stats") or {}).get("connections") or []:
                 c.pop("series", None)
     open(os.path.join(out, "report.md"), "w").write("\n".join(md) + "\n")

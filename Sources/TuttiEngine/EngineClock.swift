@@ -2,7 +2,9 @@ import TuttiCore
 import TuttiIO
 
 /// One paced device clock of a peer's media engine, at one (sample rate, period): a single thread that wakes
-/// once per period and runs every port attached to it, senders and receivers alike, in that one wake-up.
+/// once per period and, in that one wake-up, takes in every packet that has arrived for the receiving
+/// connections of its ports (`network`: one `epoll_wait` and one `recvmmsg` per ready socket, kernel arrival
+/// times), then runs every port attached to it, receivers and senders alike (senders send what is due).
 ///
 /// The thread runs only while a port is attached: it starts with the first `attach` and stops after the last
 /// `detach`. Ports come and go while it runs, through a lock-free `ConnectionTable` of `PeriodNode`s.
@@ -15,6 +17,9 @@ package final class EngineClock: @unchecked Sendable {
     /// Ports a clock runs at most (a peer's ports at one rate).
     package static var nodeCapacity: Int { 256 }
     private let nodes = ConnectionTable<PeriodNode>(capacity: EngineClock.nodeCapacity)
+    /// The sockets of the receiving connections of this clock's ports, served at the start of each period by
+    /// the clock's own thread (never started as a thread of its own).
+    package let network: PacketReceiveLoop
     private var device: PacedDeviceClock?
     /// Overruns of earlier runs of the thread (each run has its own `PacedDeviceClock`).
     private var earlierOverruns: UInt64 = 0
@@ -25,7 +30,13 @@ package final class EngineClock: @unchecked Sendable {
 
     /// - Parameter threaded: false for a clock driven by hand (`runPeriod(at:)`, deterministic tests): no
     ///   thread is started.
-    package init(name: String, sampleRate: Int, periodFrames: Int, threaded: Bool = true) {
+    /// - Throws: `EngineError` when the system refuses the network poller (epoll, eventfd).
+    package init(name: String, sampleRate: Int, periodFrames: Int, threaded: Bool = true) throws(EngineError) {
+        do {
+            network = try PacketReceiveLoop(capacity: MediaEngine.receiveCapacity, name: name)
+        } catch {
+            throw EngineError("cannot poll the network: \(error)")
+        }
         self.name = name
         self.threaded = threaded
         self.sampleRate = sampleRate
@@ -51,7 +62,7 @@ package final class EngineClock: @unchecked Sendable {
         attached += 1
         guard threaded, device == nil else { return }
         let device = PacedDeviceClock(
-            name: name, sampleRate: sampleRate, periodFrames: periodFrames, context: Unmanaged.passUnretained(nodes).toOpaque(),
+            name: name, sampleRate: sampleRate, periodFrames: periodFrames, context: Unmanaged.passUnretained(self).toOpaque(),
             process: Self.runPeriod)
         self.device = device
         device.start()
@@ -76,11 +87,11 @@ package final class EngineClock: @unchecked Sendable {
         device = nil
     }
 
-    /// The period loop's body: every attached port. Clock thread only.
+    /// The period loop's body: the packets that arrived, then every attached port. Clock thread only.
     private static let runPeriod: PacedDeviceClock.Handler = { context, periodTime, frames in
-        let nodes = Unmanaged<ConnectionTable<PeriodNode>>.fromOpaque(context!)
-        nodes._withUnsafeGuaranteedRef { nodes in
-            nodes.forEachActive { node in node.handler(node.context, periodTime, frames) }
+        Unmanaged<EngineClock>.fromOpaque(context!)._withUnsafeGuaranteedRef { clock in
+            clock.network.receiveReady()
+            clock.nodes.forEachActive { node in node.handler(node.context, periodTime, frames) }
         }
     }
 
@@ -88,6 +99,6 @@ package final class EngineClock: @unchecked Sendable {
     /// only (deterministic tests on a manual clock).
     package func runPeriod(at periodTime: HostTime) {
         precondition(!threaded, "a threaded clock runs its own periods")
-        Self.runPeriod(Unmanaged.passUnretained(nodes).toOpaque(), periodTime.nanoseconds, periodFrames)
+        Self.runPeriod(Unmanaged.passUnretained(self).toOpaque(), periodTime.nanoseconds, periodFrames)
     }
 }

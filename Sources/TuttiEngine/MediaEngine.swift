@@ -1,8 +1,9 @@
 import TuttiIO
 
-/// A peer's media engine: its paced device clocks, one per sample rate at the peer's period, each driving
-/// every paced port streaming at that rate in one wake-up per period (JACK ports run on the JACK cycle), and
-/// one network thread (`PacketReceiveLoop`) that receives every connection's packets.
+/// A peer's media engine: its paced device clocks, one per sample rate at the peer's period, each taking in
+/// the packets of its ports' connections and running every paced port streaming at that rate in one wake-up
+/// per period; and, for `jack` ports (which run on the JACK cycle, where no system call may be made), one
+/// network thread (`PacketReceiveLoop`) that receives their connections' packets into lock-free rings.
 ///
 /// Ports ask the engine for their clock when they start streaming (`clock(sampleRate:)`) and attach their
 /// period work to it; a clock's thread runs only while a port is attached.
@@ -23,16 +24,18 @@ package final class MediaEngine: @unchecked Sendable {
     }
 
     /// The clock of every paced port at `sampleRate` (made on first use).
-    package func clock(sampleRate: Int) -> EngineClock {
+    ///
+    /// - Throws: `EngineError` when the system refuses the clock's network poller.
+    package func clock(sampleRate: Int) throws(EngineError) -> EngineClock {
         if let clock = clocks[sampleRate] { return clock }
-        let clock = EngineClock(
+        let clock = try EngineClock(
             name: "tutti-clock-\(sampleRate / 1000)k", sampleRate: sampleRate, periodFrames: periodFrames, threaded: threaded)
         clocks[sampleRate] = clock
         return clock
     }
 
-    /// The network thread that receives every connection's datagrams (made and started on first use; it runs
-    /// until the engine goes).
+    /// The network thread that receives the datagrams of `jack` ports' connections (made and started on first
+    /// use; it runs until the engine goes).
     ///
     /// - Throws: `EngineError` when the system refuses epoll or an eventfd.
     package func receiveLoop() throws(EngineError) -> PacketReceiveLoop {

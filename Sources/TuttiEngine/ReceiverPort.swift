@@ -124,7 +124,11 @@ package final class ReceiverPort: @unchecked Sendable {
             try startTake(sampleRate: deviceRate, sampleFormat: format.sampleFormat.isPCM ? format.sampleFormat : .l24)
         }
         connection.sinkFailure = writer?.failure
-        do throws(EngineError) { try connection.start(on: engine.receiveLoop()) } catch {
+        // A paced take's clock takes in the connection's packets at the start of each period.
+        do throws(EngineError) {
+            let network = if let paced { paced.clock.network } else { try engine.receiveLoop() }
+            try connection.start(on: network)
+        } catch {
             await endTakeIfIdle()
             throw error
         }
@@ -161,7 +165,12 @@ package final class ReceiverPort: @unchecked Sendable {
         case .jack: preconditionFailure("a JACK sink is played by its JACK client (JACKReceiverProcessor), not written")
         }
         let writer = SinkWriter(output: output, sampleRate: sampleRate, channels: descriptor.channels)
-        let clock = engine.clock(sampleRate: sampleRate)
+        let clock: EngineClock
+        do throws(EngineError) { clock = try engine.clock(sampleRate: sampleRate) } catch {
+            writer.stop()
+            takePath = nil
+            throw error
+        }
         let processor = UnsafeMutablePointer<PacedReceiverProcessor>.allocate(capacity: 1)
         processor.initialize(to: PacedReceiverProcessor(
             table: table, writer: writer, captureClock: captureClock, channels: descriptor.channels, periodFrames: periodFrames))

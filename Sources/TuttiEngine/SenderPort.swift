@@ -95,7 +95,7 @@ package final class SenderPort: @unchecked Sendable {
         }
         if paced == nil {
             let renderer = try SourceRenderer(source: source, sampleRate: rate, channels: descriptor.channels)
-            let clock = engine.clock(sampleRate: rate)
+            let clock = try engine.clock(sampleRate: rate)
             let processor = UnsafeMutablePointer<PacedSenderProcessor>.allocate(capacity: 1)
             processor.initialize(to: PacedSenderProcessor(
                 table: table, socket: socket, renderer: renderer, captureClock: captureClock, channels: descriptor.channels,

@@ -122,6 +122,8 @@ public struct JitterBuffer: ~Copyable {
     private var framesSinceMinimumTransit = 0
     /// Adaptive: whether `targetFrames` has been set from the measured latency since the last anchor.
     private var targetMeasured = false
+    /// Whether a read has come since the last anchor (the start can no longer be moved).
+    private var readSinceAnchor = false
     /// Opus streams: the decoder, each slot's packet (decoded when the play head reaches it, in stream
     /// order, so that loss concealment and FEC can follow the stream), and which timestamp each slot's
     /// samples hold (decoded, recovered from FEC or concealed).
@@ -352,22 +354,38 @@ public struct JitterBuffer: ~Copyable {
         inGap = false
         lastPassedMissing = .min
         targetMeasured = false
+        readSinceAnchor = false
         minimumTransit = nil
         crossfadeOffset = 0  // fade in from silence
         concealer.reset()
         counters.resynchronizations &+= 1
     }
 
-    /// Delays the start of playout by `frames` while the buffer is still pre-buffering after its anchor (nothing
-    /// of that anchor played yet): the play head moves back, so the frames are silence before the first packet.
-    /// What a fixed target's owner uses to align the start to its device's reads (see `StreamReceiver`).
-    /// - Returns: false (nothing done) once playing, or for a non-positive count.
+    /// Moves the start of playout by `frames` (positive: later audio first, skipping what has waited longer
+    /// than the latency wants; negative: silence first) before the first read after the buffer anchored. What a
+    /// fixed target's owner uses to place the start at its aligned latency (`LatencyPolicy`).
+    /// - Returns: false (nothing done) once a read has come since the anchor, or for a zero count.
     /// Realtime-safe: yes.
     @discardableResult
-    public mutating func delayStart(byFrames frames: Int) -> Bool {
-        guard state == .buffering, frames > 0 else { return false }
-        playHead -= Int64(frames)
+    public mutating func moveStart(byFrames frames: Int) -> Bool {
+        guard !readSinceAnchor, state == .buffering || state == .playing, frames != 0 else { return false }
+        playHead += Int64(frames)
+        state = playHead >= anchorTimestamp ? .playing : .buffering
         return true
+    }
+
+    /// Where a read at `now` falls against the packets' arrivals: frames since the packet grid's fastest
+    /// arrival (`now` − the window's smallest transit − the anchor's timestamp, rounded down; only its value
+    /// modulo the packet counts). nil before 16 packets. Realtime-safe: yes (a pass over the lateness window).
+    public func arrivalPhaseFrames(now: HostTime) -> Int? {
+        guard state != .idle, let minimum = latencyController.minimumTransitFrames() else { return nil }
+        return phaseFrames(now: now, minimumTransitFrames: minimum)
+    }
+
+    @inline(__always)
+    private func phaseFrames(now: HostTime, minimumTransitFrames: Double) -> Int {
+        let nowFrames = Double(now.nanoseconds) * Double(format.sampleRate) / 1e9
+        return Int((nowFrames - minimumTransitFrames - Double(anchorTimestamp)).rounded(.down))
     }
 
     /// Plays `frames` frames into `output` (interleaved, `format.channels` per frame) and advances the play head.
@@ -378,13 +396,16 @@ public struct JitterBuffer: ~Copyable {
     ///   - now: the device's time for this period (monotonic), for signal-loss detection.
     ///   - captureClockNow: the same instant on the stream's capture clock (nanoseconds), to measure latency and
     ///     for synchronized playout; `Int64.min` when this receiver cannot read that clock.
+    ///   - nominalFrames: the frames reads take on average, when they vary around it (through a resampler);
+    ///     the adaptive target aligns to it (`LatencyPolicy.alignedLatency`). nil: `frames`.
     /// Realtime-safe: yes.
     /// - Returns: when the first output frame was captured, on the stream's capture clock (nanoseconds), or
     ///   `Int64.min` when it is concealment or the packet carried no capture time. Latency compensation: the
     ///   frame at output index i was captured at the returned time plus i frames.
     @discardableResult
     public mutating func read(
-        into output: UnsafeMutableBufferPointer<Float>, frames: Int, now: HostTime, captureClockNow: Int64
+        into output: UnsafeMutableBufferPointer<Float>, frames: Int, now: HostTime, captureClockNow: Int64,
+        nominalFrames: Int? = nil
     ) -> Int64 {
         let channels = format.channels
         precondition(output.count >= frames * channels)
@@ -405,7 +426,9 @@ public struct JitterBuffer: ~Copyable {
         }
         // The level the device finds when it comes to read: what the target latency is about.
         counters.bufferedFrames = max(0, Int(highestEnd - playHead))
-        if format.adaptiveLatencyFrames != nil, state == .playing { followRecommendedLatency(now: now, frames: frames) }
+        if format.adaptiveLatencyFrames != nil, state == .playing {
+            followRecommendedLatency(now: now, frames: frames, nominalFrames: nominalFrames ?? frames)
+        }
         // The window's fastest transit, refreshed every 1024 frames (a pass over the window costs up to
         // 2048 comparisons; drift moves it by a fraction of a frame in that time).
         framesSinceMinimumTransit += frames
@@ -499,7 +522,10 @@ public struct JitterBuffer: ~Copyable {
             playHead += Int64(count)
         }
         framesSinceLatencyChange += frames
-        if highestEnd <= playHead, state == .playing, !wasEmpty {
+        readSinceAnchor = true
+        // Ran dry: the read went past what had arrived (a read that ends just where the audio does, as at the
+        // one-packet floor, played all it needed).
+        if highestEnd < playHead, state == .playing, !wasEmpty {
             counters.underruns &+= 1
             wasEmpty = true
         }
@@ -512,12 +538,14 @@ public struct JitterBuffer: ~Copyable {
     /// packet (`now − playHead − minimum transit + packetFrames`, in frames). Raising repeats the audio's
     /// last period while the play head waits (`stretchRemaining`); lowering skips a whole number of the
     /// audio's periods that have arrived, and crossfades from the repetition into the audio after them.
-    private mutating func followRecommendedLatency(now: HostTime, frames: Int) {
+    private mutating func followRecommendedLatency(now: HostTime, frames: Int, nominalFrames: Int) {
         guard stretchRemaining == 0, framesSinceLatencyChange >= latencyChangeInterval,
             let lateness = latencyController.lateness()
         else { return }
         let current = Int(latencyFrames(now: now, minimumTransitFrames: lateness.minimumTransitFrames).rounded())
-        let desired = latencyController.targetFrames(latenessFrames: lateness.percentileFrames, periodFrames: frames)
+        let desired = LatencyPolicy.adaptiveTargetFrames(
+            latenessFrames: lateness.percentileFrames, controller: latencyController, packetFrames: format.packetFrames,
+            readFrames: nominalFrames, phaseFrames: phaseFrames(now: now, minimumTransitFrames: lateness.minimumTransitFrames))
         if !targetMeasured {
             // The latency the buffer anchored at is its target until the first move.
             targetFrames = current
@@ -525,7 +553,9 @@ public struct JitterBuffer: ~Copyable {
         }
         let difference = desired - current
         let step = min(abs(difference), format.sampleRate / 100)
-        guard abs(difference) * 2 >= format.packetFrames else { return }
+        // Raised as soon as it is below the aligned target (a frame below loses a whole step of slack), lowered
+        // only when half a packet above it.
+        guard difference > 0 || -difference * 2 >= format.packetFrames else { return }
         if difference > 0 {
             // Raise at once (in a gap, the repetition simply goes on while the play head waits), by whole
             // periods of the audio, so the repetition stays in phase with the audio it crossfades back into.
@@ -534,7 +564,7 @@ public struct JitterBuffer: ~Copyable {
                 inGap = true
             }
             let period = concealer.repeatedPeriod
-            stretchRemaining = period > 0 ? max(1, (step + period / 2) / period) * period : step
+            stretchRemaining = period > 0 ? max(1, (step + period - 1) / period) * period : step
             targetFrames = current + stretchRemaining
         } else {
             guard abs(difference) >= unskippablePeriod || framesSinceLatencyChange >= format.sampleRate else { return }
@@ -575,8 +605,10 @@ public struct JitterBuffer: ~Copyable {
 
     /// Lowers the latency by skipping up to `limit` frames of audio that has arrived: small skips (up to
     /// 5 ms) move it gently; audio whose period is longer is skipped a whole number of its periods, up to 10 ms;
-    /// the audio after the skip is crossfaded from the repetition of the audio before it.
-    private mutating func skipAudio(upTo limit: Int, readFrames frames: Int) -> SkipOutcome {
+    /// the audio after the skip is crossfaded from the repetition of the audio before it. `exactly`: skips
+    /// `limit` frames (up to 10 ms) whatever the audio's period, for a latency that must land on its aligned
+    /// value (the crossfade then joins audio out of phase with the repetition: kept for one-off trims).
+    private mutating func skipAudio(upTo limit: Int, readFrames frames: Int, exactly: Bool = false) -> SkipOutcome {
         // Only from clean playout: not in a gap nor in a crossfade, and only when the audio to skip has
         // arrived (checked before the period search, which costs the most).
         guard !inGap, crossfadeOffset < 0,
@@ -586,7 +618,7 @@ public struct JitterBuffer: ~Copyable {
         let period = concealer.repeatedPeriod
         let smallStep = format.sampleRate / 200
         let allowed = min(limit, period > 0 && period > smallStep ? format.sampleRate / 100 : smallStep)
-        let skip = period > 0 ? (allowed / period) * period : allowed
+        let skip = exactly ? min(limit, format.sampleRate / 100) : period > 0 ? (allowed / period) * period : allowed
         guard skip > 0 else { return .periodTooLong(period) }
         playHead += Int64(skip)
         counters.skippedFrames &+= UInt64(skip)
@@ -597,19 +629,20 @@ public struct JitterBuffer: ~Copyable {
 
     /// Fixed target: lowers the latency, measured against the fastest recent packet (as
     /// `measuredLatencyFrames`), toward `frames` by skipping audio that has arrived, as an adaptive target
-    /// lowers (whole periods of the audio, crossfaded, at most 10 ms at a time). What a fixed target's owner
+    /// lowers (whole periods of the audio, crossfaded, at most 10 ms at a time), or, `exactly`, by the excess
+    /// itself so that the latency lands on `frames` (within a frame). What a fixed target's owner
     /// uses to drop the delay the anchor packet had above the fastest one: the buffer anchors on the first
     /// packet, and a first packet that came 3 ms slower than the fastest kept the stream 3 ms later for good.
-    /// - Returns: the frames skipped; 0 when there is less than half a packet to lower, or not now (in a gap
-    ///   or a crossfade, the audio not all arrived, fewer than 16 packets seen, or the audio's period longer
-    ///   than the excess). Counted as a latency change.
+    /// - Returns: the frames skipped; 0 when there is less than half a packet to lower (2 frames `exactly`),
+    ///   or not now (in a gap or a crossfade, the audio not all arrived, fewer than 16 packets seen, or the
+    ///   audio's period longer than the excess). Counted as a latency change.
     /// Realtime-safe: yes (a pass over the lateness window: call it every thousand frames or so, not every read).
-    public mutating func lowerLatency(toward frames: Int, now: HostTime, readFrames: Int) -> Int {
+    public mutating func lowerLatency(toward frames: Int, now: HostTime, readFrames: Int, exactly: Bool = false) -> Int {
         guard state == .playing, stretchRemaining == 0, let minimum = latencyController.minimumTransitFrames() else { return 0 }
         let current = Int(latencyFrames(now: now, minimumTransitFrames: minimum).rounded())
         let excess = current - frames
-        guard excess * 2 >= format.packetFrames else { return 0 }
-        guard case .skipped(let skip) = skipAudio(upTo: excess, readFrames: readFrames) else { return 0 }
+        guard exactly ? excess >= 2 : excess * 2 >= format.packetFrames else { return 0 }
+        guard case .skipped(let skip) = skipAudio(upTo: excess, readFrames: readFrames, exactly: exactly) else { return 0 }
         counters.latencyChanges &+= 1
         framesSinceLatencyChange = 0
         return skip

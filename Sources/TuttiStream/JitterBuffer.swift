@@ -69,10 +69,8 @@ public struct JitterBuffer: ~Copyable {
     private let slotTimestamps: UnsafeMutableBufferPointer<Int64>
     /// Capture time of each slot's first frame (capture-clock nanoseconds), or `Int64.min` when unknown.
     private let slotCaptureTimes: UnsafeMutableBufferPointer<Int64>
-    /// Timestamp of the packet the play head passed missing in each slot (counted lost or pending), or `Int64.min`.
-    private let slotMissed: UnsafeMutableBufferPointer<Int64>
-    /// Whether that miss is still pending (nothing newer had arrived), rather than counted lost.
-    private let slotMissedPending: UnsafeMutableBufferPointer<Bool>
+    /// Packets the play head passed missing: lost, pending, or late after all.
+    private var loss: LossAccounting
     /// Decoded samples, `samplesPerPacket` per slot.
     private let samples: UnsafeMutableBufferPointer<Float>
 
@@ -88,9 +86,6 @@ public struct JitterBuffer: ~Copyable {
     /// Position on the fade ramp at the end of the last output frame, 0…`fadeFrames` (gain = step / fadeFrames):
     /// 0 after silence or a fade-out, `fadeFrames` after plain audio. Kept as an integer so gains are exact.
     private var fadeStep = 0
-    /// Packets passed missing while nothing newer had arrived: lost if something newer arrives later.
-    private var pendingMissing: UInt64 = 0
-    private var pendingMissingUpTo: Int64 = .min
     /// A packet far ahead of the window, waiting for the next one to confirm a jump.
     private var jumpCandidate: (sequenceNumber: UInt16, timestamp: UInt32)?
     /// Synchronized playout: the play head is (re)placed from capture times at the next read.
@@ -115,8 +110,6 @@ public struct JitterBuffer: ~Copyable {
     private let latencyChangeInterval: Int
     /// After a skip, real audio returns through the concealer's crossfade whatever the concealment mode.
     private var crossfadeAfterSkip = false
-    /// The last packet the play head entered while it was missing (each is counted once).
-    private var lastPassedMissing: Int64 = .min
     /// The window's smallest transit (frames), as last computed, and the frames played since.
     private var minimumTransit: Double?
     private var framesSinceMinimumTransit = 0
@@ -124,13 +117,8 @@ public struct JitterBuffer: ~Copyable {
     private var targetMeasured = false
     /// Whether a read has come since the last anchor (the start can no longer be moved).
     private var readSinceAnchor = false
-    /// Opus streams: the decoder, each slot's packet (decoded when the play head reaches it, in stream
-    /// order, so that loss concealment and FEC can follow the stream), and which timestamp each slot's
-    /// samples hold (decoded, recovered from FEC or concealed).
-    private var opusDecoder: OpusDecoder?
-    private let slotPayloads: UnsafeMutableRawBufferPointer
-    private let slotPayloadCounts: UnsafeMutableBufferPointer<Int>
-    private let slotDecoded: UnsafeMutableBufferPointer<Int64>
+    /// Opus streams: each slot's packet as it came, decoded when the play head reaches it.
+    private var opus: OpusPacketStore?
     /// The codec's delay (Opus lookahead), taken off capture times so that latency figures stay true.
     private let codecDelayNanoseconds: Int64
 
@@ -168,37 +156,17 @@ public struct JitterBuffer: ~Copyable {
         slotTimestamps.initialize(repeating: .min)
         slotCaptureTimes = .allocate(capacity: capacity)
         slotCaptureTimes.initialize(repeating: .min)
-        slotMissed = .allocate(capacity: capacity)
-        slotMissed.initialize(repeating: .min)
-        slotMissedPending = .allocate(capacity: capacity)
-        slotMissedPending.initialize(repeating: false)
+        loss = LossAccounting(capacity: capacity)
         samples = .allocate(capacity: capacity * format.samplesPerPacket)
         samples.initialize(repeating: 0)
         codecDelayNanoseconds = Int64(codecDelayFrames) * 1_000_000_000 / Int64(format.sampleRate)
-        let opus = format.sampleFormat == .opus
-        slotPayloads = .allocate(byteCount: opus ? capacity * format.payloadBytes : 0, alignment: 8)
-        slotPayloadCounts = .allocate(capacity: opus ? capacity : 0)
-        slotPayloadCounts.initialize(repeating: 0)
-        slotDecoded = .allocate(capacity: capacity)
-        slotDecoded.initialize(repeating: .min)
-        if opus {
-            do throws(OpusError) {
-                opusDecoder = Optional(try OpusDecoder(channels: format.channels))
-            } catch {
-                preconditionFailure("an Opus stream has 1 or 2 channels (negotiation checks): \(error)")
-            }
-        }
+        if format.sampleFormat == .opus { opus = OpusPacketStore(format: format, capacity: capacity) }
     }
 
     deinit {
         slotTimestamps.deallocate()
         slotCaptureTimes.deallocate()
-        slotMissed.deallocate()
-        slotMissedPending.deallocate()
         samples.deallocate()
-        slotPayloads.deallocate()
-        slotPayloadCounts.deallocate()
-        slotDecoded.deallocate()
     }
 
     /// A copy of the counters, with the current buffer level and jitter. Realtime-safe: yes.
@@ -206,7 +174,8 @@ public struct JitterBuffer: ~Copyable {
         var copy = counters
         copy.jitterFrames = jitter.frames
         copy.targetFrames = targetFrames
-        copy.pendingMissing = pendingMissing
+        copy.lost = loss.lost
+        copy.pendingMissing = loss.pending
         if state == .idle || state == .lost { copy.bufferedFrames = 0 }
         return copy
     }
@@ -277,7 +246,7 @@ public struct JitterBuffer: ~Copyable {
             counters.duplicated &+= 1
             return .duplicate
         }
-        let wasMissed = slotMissed[slot] == extendedTimestamp
+        let wasMissed = loss.wasMissed(slot: slot, timestamp: extendedTimestamp)
         if extendedTimestamp + packetFrames <= playHead {
             guard wasMissed else {
                 // Its time has passed and it was not missed, so it was played: a stale duplicate.
@@ -285,13 +254,13 @@ public struct JitterBuffer: ~Copyable {
                 return .duplicate
             }
             // Concealed when the play head passed; now known to be late rather than lost.
-            unmarkMissed(slot)
+            loss.arrivedAfterAll(slot: slot)
             counters.late &+= 1
             return .late
         }
         if wasMissed {
             // Partly late: the head passed its start (concealed); the rest still plays. Late, not lost.
-            unmarkMissed(slot)
+            loss.arrivedAfterAll(slot: slot)
             counters.late &+= 1
         }
 
@@ -300,22 +269,15 @@ public struct JitterBuffer: ~Copyable {
         let reordered = extendedSequence < highestSequence
         if reordered { counters.reordered &+= 1 } else { highestSequence = extendedSequence }
         if extendedTimestamp > highestTimestamp || highestTimestamp == .min { highestTimestamp = extendedTimestamp }
-        if pendingMissing > 0, extendedTimestamp > pendingMissingUpTo {
-            // A newer packet exists, so the gaps the play head passed were losses, not the stream's end.
-            counters.lost &+= pendingMissing
-            pendingMissing = 0
-            slotMissedPending.update(repeating: false)
-        }
+        // A newer packet exists, so the gaps the play head passed before it were losses, not the stream's end.
+        loss.newer(timestamp: extendedTimestamp)
 
         slotTimestamps[slot] = extendedTimestamp
-        slotMissed[slot] = .min
+        loss.filled(slot: slot)
         slotCaptureTimes[slot] = captureTime.map { $0 - codecDelayNanoseconds } ?? .min
-        if opusDecoder != nil {
+        if opus != nil {
             // Kept as it came; decoded when the play head reaches it.
-            let stored = UnsafeMutableRawBufferPointer(rebasing: slotPayloads[(slot * format.payloadBytes)...].prefix(payload.count))
-            stored.copyMemory(from: payload)
-            slotPayloadCounts[slot] = payload.count
-            if slotDecoded[slot] != extendedTimestamp { slotDecoded[slot] = .min }
+            opus!.store(payload, slot: slot, timestamp: extendedTimestamp)
         } else {
             let destination = UnsafeMutableBufferPointer(rebasing: samples[(slot * format.samplesPerPacket)...].prefix(format.samplesPerPacket))
             PCMCodec.decode(payload, as: format.sampleFormat, into: destination)
@@ -337,22 +299,18 @@ public struct JitterBuffer: ~Copyable {
         highestSequence = sequenceExtender.peek(sequenceNumber) - 1
         highestTimestamp = .min
         slotTimestamps.update(repeating: .min)
-        slotMissed.update(repeating: .min)
-        slotMissedPending.update(repeating: false)
-        slotDecoded.update(repeating: .min)
-        if opusDecoder != nil { opusDecoder!.reset() }
+        loss.reanchor()
+        if opus != nil { opus!.reanchor() }
         jumpCandidate = nil
         jitter.reset()
         latencyController.reset()
         stretchRemaining = 0
         framesSinceLatencyChange = 0
-        pendingMissing = 0
         playHead = anchorTimestamp + Int64(format.packetFrames) - Int64(targetFrames)
         state = playHead >= anchorTimestamp ? .playing : .buffering
         placeFromCaptureTime = format.synchronizedLatencyNanoseconds != nil
         wasEmpty = false
         inGap = false
-        lastPassedMissing = .min
         targetMeasured = false
         readSinceAnchor = false
         minimumTransit = nil
@@ -470,13 +428,10 @@ public struct JitterBuffer: ~Copyable {
             let slot = Int(packetIndex & Int64(capacity - 1))
             let arrived = packetIndex >= 0 && slotTimestamps[slot] == packetStart
             // Opus: decode (or recover, or conceal) the packet when the play head first reaches it.
-            let present = opusDecoder != nil && packetIndex >= 0 && (arrived || state == .playing)
+            let present = opus != nil && packetIndex >= 0 && (arrived || state == .playing)
                 ? decodeOpus(slot: slot, packetIndex: packetIndex, packetStart: packetStart, arrived: arrived)
                 : arrived
-            if present, !arrived, packetIndex != lastPassedMissing {
-                lastPassedMissing = packetIndex
-                notePassedMissingPacket(at: packetStart, slot: slot)
-            }
+            if present, !arrived { notePassedMissing(index: packetIndex, packetStart: packetStart, slot: slot) }
 
             if present {
                 if state == .buffering { state = .playing }
@@ -488,7 +443,7 @@ public struct JitterBuffer: ~Copyable {
                     let captured = slotCaptureTimes[slot] + Int64(offsetInPacket) * 1_000_000_000 / Int64(format.sampleRate)
                     counters.latencyNanoseconds = captureClockNow + Int64(written) * 1_000_000_000 / Int64(format.sampleRate) - captured
                 }
-                if concealment == .repetition || crossfadeAfterSkip || format.adaptiveLatencyFrames != nil || opusDecoder != nil {
+                if concealment == .repetition || crossfadeAfterSkip || format.adaptiveLatencyFrames != nil || opus != nil {
                     copyWithCrossfade(fromSlot: slot, offset: offsetInPacket, count: count, to: output, at: written)
                 } else {
                     let nextSlot = Int((packetIndex + 1) & Int64(capacity - 1))
@@ -513,10 +468,7 @@ public struct JitterBuffer: ~Copyable {
                 }
                 // Noted once per packet, wherever the play head enters it (after a latency change it may
                 // enter mid-packet).
-                if packetIndex >= 0 && packetIndex != lastPassedMissing {
-                    lastPassedMissing = packetIndex
-                    notePassedMissingPacket(at: packetStart, slot: slot)
-                }
+                if packetIndex >= 0 { notePassedMissing(index: packetIndex, packetStart: packetStart, slot: slot) }
             }
             written += count
             playHead += Int64(count)
@@ -648,39 +600,26 @@ public struct JitterBuffer: ~Copyable {
         return skip
     }
 
-    /// Opus: makes `slot` hold the audio of the packet at `packetStart`, in stream order: decoded if it
-    /// arrived; else recovered from the next packet's in-band FEC if that one has arrived and the stream
-    /// carries FEC; else concealed by the decoder (counted). A packet that does not decode is counted
-    /// invalid and concealed. Returns whether the slot now holds that audio.
+    /// Opus: makes `slot` hold the audio of the packet at `packetStart`, in stream order (`OpusPacketStore`):
+    /// decoded if it arrived, else recovered from the next packet's FEC or concealed (counted). A packet that
+    /// does not decode is counted invalid and concealed. Returns whether the slot now holds that audio.
     private mutating func decodeOpus(slot: Int, packetIndex: Int64, packetStart: Int64, arrived: Bool) -> Bool {
-        if slotDecoded[slot] == packetStart { return true }
-        let destination = UnsafeMutableBufferPointer(rebasing: samples[(slot * format.samplesPerPacket)...].prefix(format.samplesPerPacket))
+        if opus!.holds(slot: slot, packetStart: packetStart) { return true }
         let packetFrames = format.packetFrames
-        if arrived {
-            let payload = UnsafeRawBufferPointer(rebasing: slotPayloads[(slot * format.payloadBytes)...].prefix(slotPayloadCounts[slot]))
-            if let decoded = try? opusDecoder!.decode(payload, into: destination), decoded == packetFrames {
-                slotDecoded[slot] = packetStart
-                return true
-            }
-            counters.invalid &+= 1
-        }
-        guard state == .playing else { return false }
         let nextSlot = Int((packetIndex + 1) & Int64(capacity - 1))
-        var recovered = false
-        if !arrived, format.opus?.inBandFEC == true, slotTimestamps[nextSlot] == packetStart + Int64(packetFrames) {
-            let next = UnsafeRawBufferPointer(rebasing: slotPayloads[(nextSlot * format.payloadBytes)...].prefix(slotPayloadCounts[nextSlot]))
-            recovered = (try? opusDecoder!.recoverLoss(frames: packetFrames, fromNextPacket: next, into: destination)) != nil
-        }
-        if recovered {
-            counters.fecRecoveredFrames &+= UInt64(packetFrames)
-        } else {
-            if (try? opusDecoder!.concealLoss(frames: packetFrames, into: destination)) == nil {
-                destination.update(repeating: 0)
-            }
-            counters.concealedFrames &+= UInt64(packetFrames)
+        let (outcome, undecodable) = opus!.decode(
+            slot: slot, packetStart: packetStart, arrived: arrived, playing: state == .playing, nextSlot: nextSlot,
+            nextArrived: slotTimestamps[nextSlot] == packetStart + Int64(packetFrames), inBandFEC: format.opus?.inBandFEC == true,
+            frames: packetFrames,
+            into: UnsafeMutableBufferPointer(rebasing: samples[(slot * format.samplesPerPacket)...].prefix(format.samplesPerPacket)))
+        if undecodable { counters.invalid &+= 1 }
+        switch outcome {
+        case .decoded: return true
+        case .nothing: return false
+        case .recovered: counters.fecRecoveredFrames &+= UInt64(packetFrames)
+        case .concealed: counters.concealedFrames &+= UInt64(packetFrames)
         }
         if !arrived { slotCaptureTimes[slot] = .min }
-        slotDecoded[slot] = packetStart
         return true
     }
 
@@ -715,30 +654,11 @@ public struct JitterBuffer: ~Copyable {
         }
     }
 
-    /// Counts a packet the play head passed while it was missing: lost if a newer packet had arrived,
-    /// pending (end of stream, or lost) otherwise. Marked in its slot, so a late arrival can be told apart.
-    private mutating func notePassedMissingPacket(at packetStart: Int64, slot: Int) {
-        guard state == .playing else { return }
-        slotMissed[slot] = packetStart
-        if highestTimestamp > packetStart {
-            counters.lost &+= 1
-            slotMissedPending[slot] = false
-        } else {
-            pendingMissing &+= 1
-            pendingMissingUpTo = packetStart
-            slotMissedPending[slot] = true
-        }
-    }
-
-    /// A packet counted missing has arrived after all: take it out of the lost (or pending) count.
-    private mutating func unmarkMissed(_ slot: Int) {
-        if slotMissedPending[slot] {
-            pendingMissing -= 1
-        } else {
-            counters.lost -= 1
-        }
-        slotMissed[slot] = .min
-        slotMissedPending[slot] = false
+    /// Notes a packet the play head entered while it was missing (once per packet; counted while playing).
+    @inline(__always)
+    private mutating func notePassedMissing(index: Int64, packetStart: Int64, slot: Int) {
+        loss.passedMissing(
+            index: index, packetStart: packetStart, slot: slot, newestTimestamp: highestTimestamp, playing: state == .playing)
     }
 
     private mutating func copyFrames(

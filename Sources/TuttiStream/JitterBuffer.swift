@@ -65,22 +65,11 @@ public struct JitterBuffer: ~Copyable {
     public let signalLossTimeout: Duration
     public let concealment: Concealment
 
-    /// Extended RTP timestamp of each slot's packet, or `Int64.min` when empty.
-    private let slotTimestamps: UnsafeMutableBufferPointer<Int64>
-    /// Capture time of each slot's first frame (capture-clock nanoseconds), or `Int64.min` when unknown.
-    private let slotCaptureTimes: UnsafeMutableBufferPointer<Int64>
+    /// The packets on their grid: slots, samples, capture times, sequence and timestamp extension.
+    private var slots: PacketSlots
     /// Packets the play head passed missing: lost, pending, or late after all.
     private var loss: LossAccounting
-    /// Decoded samples, `samplesPerPacket` per slot.
-    private let samples: UnsafeMutableBufferPointer<Float>
-
-    private var sequenceExtender = CounterExtender<UInt16>()
-    private var timestampExtender = CounterExtender<UInt32>()
     private var jitter = InterarrivalJitter()
-    private var highestSequence = Int64.min
-    /// Extended timestamp of the newest packet received (grid anchor for the next ones).
-    private var highestTimestamp = Int64.min
-    private var anchorTimestamp: Int64 = 0
     private var playHead: Int64 = 0
     private var lastArrival: HostTime?
     /// Position on the fade ramp at the end of the last output frame, 0…`fadeFrames` (gain = step / fadeFrames):
@@ -152,21 +141,10 @@ public struct JitterBuffer: ~Copyable {
         self.capacity = capacity
         self.fadeFrames = max(1, min(format.packetFrames, format.frames(in: fadeDuration)))
         self.signalLossTimeout = signalLossTimeout
-        slotTimestamps = .allocate(capacity: capacity)
-        slotTimestamps.initialize(repeating: .min)
-        slotCaptureTimes = .allocate(capacity: capacity)
-        slotCaptureTimes.initialize(repeating: .min)
+        slots = PacketSlots(format: format, capacity: capacity)
         loss = LossAccounting(capacity: capacity)
-        samples = .allocate(capacity: capacity * format.samplesPerPacket)
-        samples.initialize(repeating: 0)
         codecDelayNanoseconds = Int64(codecDelayFrames) * 1_000_000_000 / Int64(format.sampleRate)
         if format.sampleFormat == .opus { opus = OpusPacketStore(format: format, capacity: capacity) }
-    }
-
-    deinit {
-        slotTimestamps.deallocate()
-        slotCaptureTimes.deallocate()
-        samples.deallocate()
     }
 
     /// A copy of the counters, with the current buffer level and jitter. Realtime-safe: yes.
@@ -180,7 +158,7 @@ public struct JitterBuffer: ~Copyable {
         return copy
     }
 
-    private var highestEnd: Int64 { highestTimestamp == .min ? playHead : highestTimestamp + Int64(format.packetFrames) }
+    private var highestEnd: Int64 { slots.highestEnd(otherwise: playHead) }
 
     /// Offers one packet's payload to the buffer.
     ///
@@ -203,7 +181,7 @@ public struct JitterBuffer: ~Copyable {
             anchor(on: sequenceNumber, timestamp: timestamp)
             resynchronized = true
         }
-        var extendedTimestamp = timestampExtender.peek(timestamp)
+        var extendedTimestamp = slots.peekTimestamp(timestamp)
         let window = Int64(capacity) * packetFrames
         if extendedTimestamp < playHead - window || extendedTimestamp >= playHead + window {
             // Far outside the ring: a jump (sender restart, clock step) only if the next packet agrees, as
@@ -212,7 +190,7 @@ public struct JitterBuffer: ~Copyable {
                 timestamp == candidate.timestamp &+ UInt32(format.packetFrames)
             {
                 anchor(on: sequenceNumber, timestamp: timestamp)
-                extendedTimestamp = timestampExtender.peek(timestamp)
+                extendedTimestamp = slots.peekTimestamp(timestamp)
                 resynchronized = true
             } else {
                 jumpCandidate = (sequenceNumber, timestamp)
@@ -231,7 +209,7 @@ public struct JitterBuffer: ~Copyable {
             let arrivalFrames = Double(arrival.nanoseconds) * Double(format.sampleRate) / 1e9
             latencyController.observe(transitFrames: arrivalFrames - Double(extendedTimestamp))
         }
-        let offset = extendedTimestamp - anchorTimestamp
+        let offset = extendedTimestamp - slots.anchorTimestamp
         if offset < 0 {
             // Older than the packet the buffer anchored on: its time has passed.
             counters.late &+= 1
@@ -242,7 +220,7 @@ public struct JitterBuffer: ~Copyable {
             return .invalid
         }
         let slot = Int((offset / packetFrames) & Int64(capacity - 1))
-        if slotTimestamps[slot] == extendedTimestamp {
+        if slots.timestamps[slot] == extendedTimestamp {
             counters.duplicated &+= 1
             return .duplicate
         }
@@ -264,23 +242,19 @@ public struct JitterBuffer: ~Copyable {
             counters.late &+= 1
         }
 
-        _ = timestampExtender.extend(timestamp)
-        let extendedSequence = sequenceExtender.extend(sequenceNumber)
-        let reordered = extendedSequence < highestSequence
-        if reordered { counters.reordered &+= 1 } else { highestSequence = extendedSequence }
-        if extendedTimestamp > highestTimestamp || highestTimestamp == .min { highestTimestamp = extendedTimestamp }
+        let reordered = slots.accept(sequenceNumber: sequenceNumber, timestamp: timestamp, extendedTimestamp: extendedTimestamp)
+        if reordered { counters.reordered &+= 1 }
         // A newer packet exists, so the gaps the play head passed before it were losses, not the stream's end.
         loss.newer(timestamp: extendedTimestamp)
 
-        slotTimestamps[slot] = extendedTimestamp
+        slots.timestamps[slot] = extendedTimestamp
         loss.filled(slot: slot)
-        slotCaptureTimes[slot] = captureTime.map { $0 - codecDelayNanoseconds } ?? .min
+        slots.captureTimes[slot] = captureTime.map { $0 - codecDelayNanoseconds } ?? .min
         if opus != nil {
             // Kept as it came; decoded when the play head reaches it.
             opus!.store(payload, slot: slot, timestamp: extendedTimestamp)
         } else {
-            let destination = UnsafeMutableBufferPointer(rebasing: samples[(slot * format.samplesPerPacket)...].prefix(format.samplesPerPacket))
-            PCMCodec.decode(payload, as: format.sampleFormat, into: destination)
+            PCMCodec.decode(payload, as: format.sampleFormat, into: slots.samples(slot: slot))
         }
 
         let arrivalFrames = Double(arrival.nanoseconds) * Double(format.sampleRate) / 1e9
@@ -293,12 +267,7 @@ public struct JitterBuffer: ~Copyable {
 
     /// Re-anchors the grid and the play head on a packet (first packet, or after a jump or a loss of signal).
     private mutating func anchor(on sequenceNumber: UInt16, timestamp: UInt32) {
-        sequenceExtender = CounterExtender()
-        timestampExtender = CounterExtender()
-        anchorTimestamp = timestampExtender.extend(timestamp)
-        highestSequence = sequenceExtender.peek(sequenceNumber) - 1
-        highestTimestamp = .min
-        slotTimestamps.update(repeating: .min)
+        slots.reanchor(sequenceNumber: sequenceNumber, timestamp: timestamp)
         loss.reanchor()
         if opus != nil { opus!.reanchor() }
         jumpCandidate = nil
@@ -306,8 +275,8 @@ public struct JitterBuffer: ~Copyable {
         latencyController.reset()
         stretchRemaining = 0
         framesSinceLatencyChange = 0
-        playHead = anchorTimestamp + Int64(format.packetFrames) - Int64(targetFrames)
-        state = playHead >= anchorTimestamp ? .playing : .buffering
+        playHead = slots.anchorTimestamp + Int64(format.packetFrames) - Int64(targetFrames)
+        state = playHead >= slots.anchorTimestamp ? .playing : .buffering
         placeFromCaptureTime = format.synchronizedLatencyNanoseconds != nil
         wasEmpty = false
         inGap = false
@@ -328,7 +297,7 @@ public struct JitterBuffer: ~Copyable {
     public mutating func moveStart(byFrames frames: Int) -> Bool {
         guard !readSinceAnchor, state == .buffering || state == .playing, frames != 0 else { return false }
         playHead += Int64(frames)
-        state = playHead >= anchorTimestamp ? .playing : .buffering
+        state = playHead >= slots.anchorTimestamp ? .playing : .buffering
         return true
     }
 
@@ -343,7 +312,7 @@ public struct JitterBuffer: ~Copyable {
     @inline(__always)
     private func phaseFrames(now: HostTime, minimumTransitFrames: Double) -> Int {
         let nowFrames = Double(now.nanoseconds) * Double(format.sampleRate) / 1e9
-        return Int((nowFrames - minimumTransitFrames - Double(anchorTimestamp)).rounded(.down))
+        return Int((nowFrames - minimumTransitFrames - Double(slots.anchorTimestamp)).rounded(.down))
     }
 
     /// Plays `frames` frames into `output` (interleaved, `format.channels` per frame) and advances the play head.
@@ -421,12 +390,12 @@ public struct JitterBuffer: ~Copyable {
                 continue
             }
             let position = playHead
-            let packetIndex = floorDivide(position - anchorTimestamp, packetFrames)
-            let packetStart = anchorTimestamp + packetIndex * packetFrames
+            let packetIndex = slots.packetIndex(of: position)
+            let packetStart = slots.packetStart(packetIndex)
             let offsetInPacket = Int(position - packetStart)
             let count = min(frames - written, format.packetFrames - offsetInPacket)
-            let slot = Int(packetIndex & Int64(capacity - 1))
-            let arrived = packetIndex >= 0 && slotTimestamps[slot] == packetStart
+            let slot = slots.slot(packetIndex)
+            let arrived = slots.holds(packetIndex)
             // Opus: decode (or recover, or conceal) the packet when the play head first reaches it.
             let present = opus != nil && packetIndex >= 0 && (arrived || state == .playing)
                 ? decodeOpus(slot: slot, packetIndex: packetIndex, packetStart: packetStart, arrived: arrived)
@@ -435,19 +404,18 @@ public struct JitterBuffer: ~Copyable {
 
             if present {
                 if state == .buffering { state = .playing }
-                if written == 0, slotCaptureTimes[slot] != .min {
-                    firstCaptureTime = slotCaptureTimes[slot] + Int64(offsetInPacket) * 1_000_000_000 / Int64(format.sampleRate)
+                if written == 0, slots.captureTimes[slot] != .min {
+                    firstCaptureTime = slots.captureTimes[slot] + Int64(offsetInPacket) * 1_000_000_000 / Int64(format.sampleRate)
                 }
-                if !measuredLatency, slotCaptureTimes[slot] != .min, captureClockNow != .min {
+                if !measuredLatency, slots.captureTimes[slot] != .min, captureClockNow != .min {
                     measuredLatency = true
-                    let captured = slotCaptureTimes[slot] + Int64(offsetInPacket) * 1_000_000_000 / Int64(format.sampleRate)
+                    let captured = slots.captureTimes[slot] + Int64(offsetInPacket) * 1_000_000_000 / Int64(format.sampleRate)
                     counters.latencyNanoseconds = captureClockNow + Int64(written) * 1_000_000_000 / Int64(format.sampleRate) - captured
                 }
                 if concealment == .repetition || crossfadeAfterSkip || format.adaptiveLatencyFrames != nil || opus != nil {
                     copyWithCrossfade(fromSlot: slot, offset: offsetInPacket, count: count, to: output, at: written)
                 } else {
-                    let nextSlot = Int((packetIndex + 1) & Int64(capacity - 1))
-                    let nextPresent = slotTimestamps[nextSlot] == packetStart + packetFrames
+                    let nextPresent = slots.holds(packetIndex + 1)
                     copyFrames(
                         fromSlot: slot, offset: offsetInPacket, count: count, to: output, at: written,
                         fadeOutAtEnd: !nextPresent)
@@ -564,7 +532,7 @@ public struct JitterBuffer: ~Copyable {
         // Only from clean playout: not in a gap nor in a crossfade, and only when the audio to skip has
         // arrived (checked before the period search, which costs the most).
         guard !inGap, crossfadeOffset < 0,
-            isPresent(from: playHead, frames: min(limit, format.sampleRate / 100) + frames)
+            slots.isPresent(from: playHead, frames: min(limit, format.sampleRate / 100) + frames)
         else { return .notNow }
         concealer.beginGap()
         let period = concealer.repeatedPeriod
@@ -606,12 +574,10 @@ public struct JitterBuffer: ~Copyable {
     private mutating func decodeOpus(slot: Int, packetIndex: Int64, packetStart: Int64, arrived: Bool) -> Bool {
         if opus!.holds(slot: slot, packetStart: packetStart) { return true }
         let packetFrames = format.packetFrames
-        let nextSlot = Int((packetIndex + 1) & Int64(capacity - 1))
         let (outcome, undecodable) = opus!.decode(
-            slot: slot, packetStart: packetStart, arrived: arrived, playing: state == .playing, nextSlot: nextSlot,
-            nextArrived: slotTimestamps[nextSlot] == packetStart + Int64(packetFrames), inBandFEC: format.opus?.inBandFEC == true,
-            frames: packetFrames,
-            into: UnsafeMutableBufferPointer(rebasing: samples[(slot * format.samplesPerPacket)...].prefix(format.samplesPerPacket)))
+            slot: slot, packetStart: packetStart, arrived: arrived, playing: state == .playing, nextSlot: slots.slot(packetIndex + 1),
+            nextArrived: slots.holds(packetIndex + 1), inBandFEC: format.opus?.inBandFEC == true, frames: packetFrames,
+            into: slots.samples(slot: slot))
         if undecodable { counters.invalid &+= 1 }
         switch outcome {
         case .decoded: return true
@@ -619,20 +585,7 @@ public struct JitterBuffer: ~Copyable {
         case .recovered: counters.fecRecoveredFrames &+= UInt64(packetFrames)
         case .concealed: counters.concealedFrames &+= UInt64(packetFrames)
         }
-        if !arrived { slotCaptureTimes[slot] = .min }
-        return true
-    }
-
-    /// Whether every packet covering `frames` frames from `position` is in the buffer.
-    private func isPresent(from position: Int64, frames: Int) -> Bool {
-        let packetFrames = Int64(format.packetFrames)
-        var packetIndex = floorDivide(position - anchorTimestamp, packetFrames)
-        let lastIndex = floorDivide(position + Int64(frames) - 1 - anchorTimestamp, packetFrames)
-        while packetIndex <= lastIndex {
-            let start = anchorTimestamp + packetIndex * packetFrames
-            if packetIndex < 0 || slotTimestamps[Int(packetIndex & Int64(capacity - 1))] != start { return false }
-            packetIndex += 1
-        }
+        if !arrived { slots.captureTimes[slot] = .min }
         return true
     }
 
@@ -640,17 +593,18 @@ public struct JitterBuffer: ~Copyable {
     /// after anchoring, then corrected (a jump, counted as a resynchronization) only if it has drifted by
     /// more than a packet, e.g. after the shared clock was re-measured.
     private mutating func placePlayHead(synchronizedLatency latency: Int64, captureClockNow: Int64) {
+        let highestTimestamp = slots.highestTimestamp
         guard highestTimestamp != .min else { return }
-        let slot = Int(((highestTimestamp - anchorTimestamp) / Int64(format.packetFrames)) & Int64(capacity - 1))
-        let captured = slotCaptureTimes[slot]
-        guard slotTimestamps[slot] == highestTimestamp, captured != .min else { return }
+        let index = slots.packetIndex(of: highestTimestamp)
+        let captured = slots.captureTimes[slots.slot(index)]
+        guard slots.holds(index), captured != .min else { return }
         let elapsed = captureClockNow - latency - captured
         let due = highestTimestamp + elapsed * Int64(format.sampleRate) / 1_000_000_000
         if placeFromCaptureTime || abs(due - playHead) > Int64(format.packetFrames) {
             if !placeFromCaptureTime { counters.resynchronizations &+= 1 }
             placeFromCaptureTime = false
             playHead = due
-            state = playHead >= anchorTimestamp ? .playing : .buffering
+            state = playHead >= slots.anchorTimestamp ? .playing : .buffering
         }
     }
 
@@ -658,7 +612,7 @@ public struct JitterBuffer: ~Copyable {
     @inline(__always)
     private mutating func notePassedMissing(index: Int64, packetStart: Int64, slot: Int) {
         loss.passedMissing(
-            index: index, packetStart: packetStart, slot: slot, newestTimestamp: highestTimestamp, playing: state == .playing)
+            index: index, packetStart: packetStart, slot: slot, newestTimestamp: slots.highestTimestamp, playing: state == .playing)
     }
 
     private mutating func copyFrames(
@@ -680,7 +634,7 @@ public struct JitterBuffer: ~Copyable {
             let source = base + frame * channels
             let destination = (outputFrame + frame) * channels
             for channel in 0..<channels {
-                output[destination + channel] = samples[source + channel] * gain
+                output[destination + channel] = slots.samples[source + channel] * gain
             }
         }
     }
@@ -693,7 +647,7 @@ public struct JitterBuffer: ~Copyable {
         let channels = format.channels
         let base = slot * format.samplesPerPacket + offset * channels
         let destination = outputFrame * channels
-        for index in 0..<(count * channels) { output[destination + index] = samples[base + index] }
+        for index in 0..<(count * channels) { output[destination + index] = slots.samples[base + index] }
         inGap = false
         if crossfadeOffset >= 0 {
             let remaining = concealer.continuation(into: output, at: outputFrame, frames: count, offset: crossfadeOffset)
@@ -710,10 +664,4 @@ public struct JitterBuffer: ~Copyable {
         fadeStep = 0
         if state == .playing { counters.concealedFrames &+= UInt64(count) }
     }
-}
-
-@inline(__always)
-private func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
-    let quotient = value / divisor
-    return (value % divisor != 0 && (value < 0) != (divisor < 0)) ? quotient - 1 : quotient
 }

@@ -368,7 +368,6 @@ public struct JitterBuffer: ~Copyable {
         } else {
             counters.measuredLatencyFrames = nil
         }
-        let packetFrames = Int64(format.packetFrames)
         var measuredLatency = false
         var firstCaptureTime = Int64.min
         var written = 0

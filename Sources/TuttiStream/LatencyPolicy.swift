@@ -66,6 +66,7 @@ public struct LatencyPolicy: Sendable {
     /// L − P − R + 1 + ((h + R − 1) mod g): the answer is the smallest excess e ≥ 0 that makes it ≥ T − P.
     /// - Returns: `targetFrames` plus 0 … R + g − 2 frames (R − g of them only when reads are longer than packets
     ///   or off their grid: a read's first frame then waits for its last).
+    @_noLocks @_noAllocation
     public static func alignedLatency(targetFrames: Int, packetFrames: Int, readFrames: Int, phaseFrames: Int) -> Int {
         precondition(packetFrames > 0 && readFrames > 0)
         let grid = greatestCommonDivisor(readFrames, packetFrames)

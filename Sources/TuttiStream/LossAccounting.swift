@@ -36,6 +36,7 @@ struct LossAccounting: ~Copyable {
     }
 
     /// A new anchor: nothing passed yet (the lost count stays: it is cumulative).
+    @_noLocks @_noAllocation
     mutating func reanchor() {
         missed.update(repeating: .min)
         missedPending.update(repeating: false)
@@ -51,6 +52,7 @@ struct LossAccounting: ~Copyable {
     /// The play head entered packet `index` (starting at `packetStart`, in `slot`) while it was missing:
     /// noted once per packet; while `playing`, counted lost if a packet newer than it had arrived
     /// (`newestTimestamp`), else pending.
+    @_noLocks @_noAllocation
     mutating func passedMissing(index: Int64, packetStart: Int64, slot: Int, newestTimestamp: Int64, playing: Bool) {
         guard index != lastPassed else { return }
         lastPassed = index
@@ -67,6 +69,7 @@ struct LossAccounting: ~Copyable {
     }
 
     /// A packet counted missing in `slot` has arrived after all: out of the lost (or pending) count.
+    @_noLocks @_noAllocation
     mutating func arrivedAfterAll(slot: Int) {
         if missedPending[slot] {
             pending -= 1
@@ -82,6 +85,7 @@ struct LossAccounting: ~Copyable {
     mutating func filled(slot: Int) { missed[slot] = .min }
 
     /// A packet at `timestamp` arrived: if it is newer than the pending misses, they were losses, not the end.
+    @_noLocks @_noAllocation
     mutating func newer(timestamp: Int64) {
         guard pending > 0, timestamp > pendingUpTo else { return }
         lost &+= pending

@@ -93,6 +93,7 @@ struct PacketSlots: ~Copyable {
     func highestEnd(otherwise: Int64) -> Int64 { highestTimestamp == .min ? otherwise : highestTimestamp + Int64(packetFrames) }
 
     /// Whether every packet covering `frames` frames from `position` is in the buffer.
+    @_noLocks @_noAllocation
     func isPresent(from position: Int64, frames: Int) -> Bool {
         var index = packetIndex(of: position)
         let last = packetIndex(of: position + Int64(frames) - 1)

@@ -53,6 +53,11 @@ public enum JitterBufferState: Hashable, Sendable {
 /// looks ahead at read time) and fades in after one, or the repetition of the last period of audio
 /// (`PacketLossConcealer`) with a crossfade back into the real audio; either way gaps do not click.
 ///
+/// **Parts**, one concept each: `PacketSlots` (the grid, slots, samples, sequence and timestamp extension),
+/// `LossAccounting` (lost, pending and late-after-all packets), `PlayoutConcealment` (fades, repetition and
+/// crossfades), `OpusPacketStore` (Opus payloads decoded in stream order) and `AdaptiveLatencyController`
+/// (lateness). What latency to hold is `LatencyPolicy`'s decision; the buffer moves its play head.
+///
 /// Realtime-safe: `insert`, `read` and `statistics` (no allocation, lock or log after `init`).
 /// Thread-safe: no. One thread (the device thread) owns it; packets reach it through a `PacketRing`.
 public struct JitterBuffer: ~Copyable {
@@ -72,9 +77,6 @@ public struct JitterBuffer: ~Copyable {
     private var jitter = InterarrivalJitter()
     private var playHead: Int64 = 0
     private var lastArrival: HostTime?
-    /// Position on the fade ramp at the end of the last output frame, 0…`fadeFrames` (gain = step / fadeFrames):
-    /// 0 after silence or a fade-out, `fadeFrames` after plain audio. Kept as an integer so gains are exact.
-    private var fadeStep = 0
     /// A packet far ahead of the window, waiting for the next one to confirm a jump.
     private var jumpCandidate: (sequenceNumber: UInt16, timestamp: UInt32)?
     /// Synchronized playout: the play head is (re)placed from capture times at the next read.
@@ -82,11 +84,8 @@ public struct JitterBuffer: ~Copyable {
     private var wasEmpty = true
     private var counters = JitterBufferStatistics()
     public private(set) var state: JitterBufferState = .idle
-    /// Repetition concealment: the recent output and the repeated period.
-    private var concealer: PacketLossConcealer
-    private var inGap = false
-    /// Frames since real audio resumed after concealment, while the crossfade lasts; -1 when none.
-    private var crossfadeOffset = 0
+    /// Fades, repetition and crossfades: how received audio and what stands in for missing audio join.
+    private var playout: PlayoutConcealment
     /// Adaptive latency (`format.adaptiveLatencyFrames`): the controller, the target now, and a pending raise.
     private var latencyController: AdaptiveLatencyController
     private var targetFrames: Int
@@ -97,8 +96,6 @@ public struct JitterBuffer: ~Copyable {
     /// difference): smaller differences are not searched again for a second, larger ones at once.
     private var unskippablePeriod = 0
     private let latencyChangeInterval: Int
-    /// After a skip, real audio returns through the concealer's crossfade whatever the concealment mode.
-    private var crossfadeAfterSkip = false
     /// The window's smallest transit (frames), as last computed, and the frames played since.
     private var minimumTransit: Double?
     private var framesSinceMinimumTransit = 0
@@ -127,7 +124,6 @@ public struct JitterBuffer: ~Copyable {
         precondition(format.packetFrames > 0 && format.channels > 0 && format.targetLatencyFrames > 0)
         self.format = format
         self.concealment = concealment
-        concealer = PacketLossConcealer(channels: format.channels, sampleRate: format.sampleRate)
         let range = format.adaptiveLatencyFrames ?? format.targetLatencyFrames...format.targetLatencyFrames
         latencyController = AdaptiveLatencyController(
             sampleRate: format.sampleRate, packetFrames: format.packetFrames, floorFrames: max(1, range.lowerBound),
@@ -139,7 +135,11 @@ public struct JitterBuffer: ~Copyable {
         var capacity = 16
         while capacity < 4 * targetPackets + 4 { capacity *= 2 }
         self.capacity = capacity
-        self.fadeFrames = max(1, min(format.packetFrames, format.frames(in: fadeDuration)))
+        let fadeFrames = max(1, min(format.packetFrames, format.frames(in: fadeDuration)))
+        self.fadeFrames = fadeFrames
+        playout = PlayoutConcealment(
+            mode: concealment, channels: format.channels, packetFrames: format.packetFrames, sampleRate: format.sampleRate,
+            fadeFrames: fadeFrames)
         self.signalLossTimeout = signalLossTimeout
         slots = PacketSlots(format: format, capacity: capacity)
         loss = LossAccounting(capacity: capacity)
@@ -279,12 +279,10 @@ public struct JitterBuffer: ~Copyable {
         state = playHead >= slots.anchorTimestamp ? .playing : .buffering
         placeFromCaptureTime = format.synchronizedLatencyNanoseconds != nil
         wasEmpty = false
-        inGap = false
         targetMeasured = false
         readSinceAnchor = false
         minimumTransit = nil
-        crossfadeOffset = 0  // fade in from silence
-        concealer.reset()
+        playout.reanchor()  // fade in from silence
         counters.resynchronizations &+= 1
     }
 
@@ -341,9 +339,7 @@ public struct JitterBuffer: ~Copyable {
         }
         guard state == .playing || state == .buffering else {
             output.update(repeating: 0)
-            fadeStep = 0
-            concealer.reset()
-            crossfadeOffset = 0
+            playout.silenced()
             if state == .lost { counters.latencyNanoseconds = nil }
             return .min
         }
@@ -375,14 +371,7 @@ public struct JitterBuffer: ~Copyable {
             if stretchRemaining > 0 {
                 // Raising the latency: repeat the audio's last period while the play head waits.
                 let count = min(frames - written, stretchRemaining)
-                if !inGap {
-                    concealer.beginGap()
-                    inGap = true
-                }
-                concealer.conceal(into: output, at: written, frames: count)
-                concealer.record(output, from: written, frames: count)
-                crossfadeOffset = 0
-                crossfadeAfterSkip = true
+                playout.repeatAudio(into: output, at: written, frames: count, stretching: true)
                 stretchRemaining -= count
                 counters.stretchedFrames &+= UInt64(count)
                 written += count
@@ -411,27 +400,21 @@ public struct JitterBuffer: ~Copyable {
                     let captured = slots.captureTimes[slot] + Int64(offsetInPacket) * 1_000_000_000 / Int64(format.sampleRate)
                     counters.latencyNanoseconds = captureClockNow + Int64(written) * 1_000_000_000 / Int64(format.sampleRate) - captured
                 }
-                if concealment == .repetition || crossfadeAfterSkip || format.adaptiveLatencyFrames != nil || opus != nil {
-                    copyWithCrossfade(fromSlot: slot, offset: offsetInPacket, count: count, to: output, at: written)
+                if playout.crossfades(always: format.adaptiveLatencyFrames != nil || opus != nil) {
+                    playout.play(slots.samples(slot: slot), offset: offsetInPacket, count: count, into: output, at: written)
                 } else {
-                    let nextPresent = slots.holds(packetIndex + 1)
-                    copyFrames(
-                        fromSlot: slot, offset: offsetInPacket, count: count, to: output, at: written,
-                        fadeOutAtEnd: !nextPresent)
+                    playout.playFaded(
+                        slots.samples(slot: slot), offset: offsetInPacket, count: count, into: output, at: written,
+                        fadeOutAtEnd: !slots.holds(packetIndex + 1))
                 }
                 wasEmpty = false
             } else {
                 if concealment == .repetition, state == .playing {
-                    if !inGap {
-                        concealer.beginGap()
-                        inGap = true
-                    }
-                    concealer.conceal(into: output, at: written, frames: count)
-                    concealer.record(output, from: written, frames: count)
-                    crossfadeOffset = 0
+                    playout.repeatAudio(into: output, at: written, frames: count, stretching: false)
                     counters.concealedFrames &+= UInt64(count)
                 } else {
-                    concealFrames(count: count, in: output, at: written)
+                    playout.silence(into: output, at: written, frames: count)
+                    if state == .playing { counters.concealedFrames &+= UInt64(count) }
                 }
                 // Noted once per packet, wherever the play head enters it (after a latency change it may
                 // enter mid-packet).
@@ -478,11 +461,7 @@ public struct JitterBuffer: ~Copyable {
         if difference > 0 {
             // Raise at once (in a gap, the repetition simply goes on while the play head waits), by whole
             // periods of the audio, so the repetition stays in phase with the audio it crossfades back into.
-            if !inGap {
-                concealer.beginGap()
-                inGap = true
-            }
-            let period = concealer.repeatedPeriod
+            let period = playout.enterGap()
             stretchRemaining = period > 0 ? max(1, (step + period - 1) / period) * period : step
             targetFrames = current + stretchRemaining
         } else {
@@ -530,19 +509,17 @@ public struct JitterBuffer: ~Copyable {
     private mutating func skipAudio(upTo limit: Int, readFrames frames: Int, exactly: Bool = false) -> SkipOutcome {
         // Only from clean playout: not in a gap nor in a crossfade, and only when the audio to skip has
         // arrived (checked before the period search, which costs the most).
-        guard !inGap, crossfadeOffset < 0,
+        guard playout.isClean,
             slots.isPresent(from: playHead, frames: min(limit, format.sampleRate / 100) + frames)
         else { return .notNow }
-        concealer.beginGap()
-        let period = concealer.repeatedPeriod
+        let period = playout.periodBeforeSkip()
         let smallStep = format.sampleRate / 200
         let allowed = min(limit, period > 0 && period > smallStep ? format.sampleRate / 100 : smallStep)
         let skip = exactly ? min(limit, format.sampleRate / 100) : period > 0 ? (allowed / period) * period : allowed
         guard skip > 0 else { return .periodTooLong(period) }
         playHead += Int64(skip)
         counters.skippedFrames &+= UInt64(skip)
-        crossfadeOffset = 0
-        crossfadeAfterSkip = true
+        playout.skipped()
         return .skipped(skip)
     }
 
@@ -612,55 +589,5 @@ public struct JitterBuffer: ~Copyable {
     private mutating func notePassedMissing(index: Int64, packetStart: Int64, slot: Int) {
         loss.passedMissing(
             index: index, packetStart: packetStart, slot: slot, newestTimestamp: slots.highestTimestamp, playing: state == .playing)
-    }
-
-    private mutating func copyFrames(
-        fromSlot slot: Int, offset: Int, count: Int, to output: UnsafeMutableBufferPointer<Float>, at outputFrame: Int,
-        fadeOutAtEnd: Bool
-    ) {
-        let channels = format.channels
-        let base = slot * format.samplesPerPacket + offset * channels
-        let fadeOutStart = format.packetFrames - fadeFrames
-        for frame in 0..<count {
-            // Fading in after silence or a fade-out, one step a frame; fading out toward a missing packet.
-            var step = min(fadeFrames, fadeStep + 1)
-            let framePosition = offset + frame
-            if fadeOutAtEnd, framePosition >= fadeOutStart {
-                step = min(step, format.packetFrames - framePosition - 1)
-            }
-            fadeStep = step
-            let gain = step == fadeFrames ? Float(1) : Float(step) / Float(fadeFrames)
-            let source = base + frame * channels
-            let destination = (outputFrame + frame) * channels
-            for channel in 0..<channels {
-                output[destination + channel] = slots.samples[source + channel] * gain
-            }
-        }
-    }
-
-    /// Repetition concealment: plays a packet's frames at full level, crossfading from the concealment's
-    /// continuation while a crossfade lasts, and remembers them for the next gap.
-    private mutating func copyWithCrossfade(
-        fromSlot slot: Int, offset: Int, count: Int, to output: UnsafeMutableBufferPointer<Float>, at outputFrame: Int
-    ) {
-        let channels = format.channels
-        let base = slot * format.samplesPerPacket + offset * channels
-        let destination = outputFrame * channels
-        for index in 0..<(count * channels) { output[destination + index] = slots.samples[base + index] }
-        inGap = false
-        if crossfadeOffset >= 0 {
-            let remaining = concealer.continuation(into: output, at: outputFrame, frames: count, offset: crossfadeOffset)
-            crossfadeOffset = remaining > 0 ? crossfadeOffset + count : -1
-            if remaining <= 0 { crossfadeAfterSkip = false }
-        }
-        concealer.record(output, from: outputFrame, frames: count)
-    }
-
-    private mutating func concealFrames(count: Int, in output: UnsafeMutableBufferPointer<Float>, at outputFrame: Int) {
-        let channels = format.channels
-        let start = outputFrame * channels
-        for index in start..<(start + count * channels) { output[index] = 0 }
-        fadeStep = 0
-        if state == .playing { counters.concealedFrames &+= UInt64(count) }
     }
 }

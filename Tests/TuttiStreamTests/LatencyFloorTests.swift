@@ -47,6 +47,8 @@ final class LatencyFloorTests: XCTestCase {
         /// slow start has been trimmed).
         var straggler: Int64? = nil
         var firstDelay: Int64 = 0
+        /// Extra delay of every packet, uniform in 0…jitter frames (seeded).
+        var jitter: Int64 = 0
     }
 
     /// What one stream of a shared-clock run showed.
@@ -85,8 +87,10 @@ final class LatencyFloorTests: XCTestCase {
             let packets = makePackets(format: stream.format, packetCount: packetCount, senderPeriod: 64)
             lastSend = max(lastSend, packets.last!.sendFrame)
             var queue: [Arrival] = []
+            var generator = SeededGenerator(seed: UInt64(stream.delay))
             for packet in packets {
                 var arrival = packet.sendFrame + stream.delay
+                if stream.jitter > 0 { arrival += Int64.random(in: 0...stream.jitter, using: &generator) }
                 if stream.bursts, packet.index % 2 == 0, packet.index + 1 < packets.count {
                     arrival = packets[packet.index + 1].sendFrame + stream.delay
                 }
@@ -203,6 +207,31 @@ final class LatencyFloorTests: XCTestCase {
             XCTAssertTrue((1...(stragglers + 1)).contains(statistics.underruns), "\(label): \(statistics.underruns) underruns")
             XCTAssertEqual(latency, Int64(expected) + stream.delay, accuracy: 1, label)
             XCTAssertEqual(statistics.skippedFrames > 0, stream.firstDelay > 0, "\(label): trimmed only after a slow start")
+        }
+    }
+
+    func testTheAdaptiveBufferSettlesAtOnePacketPlusTheLatenessAndAMarginOnAQuietNetwork() {
+        // `--latency auto` (one packet to 40 ms, starting at the 4 ms default) on a LAN-like network: 0–12 frames
+        // (0–0.25 ms) of jitter. Within 4 s it comes down to the packet, the 99th percentile of lateness (12) and
+        // 0.5 ms (24), aligned to the reads' phase: no device period added, and no late packet on the way.
+        // (Before, a device period was added: 64 frames more.)
+        let format = StreamFormat(
+            sampleRate: 48_000, channels: 2, sampleFormat: .l24, packetFrames: 64, targetLatencyFrames: 192,
+            adaptiveLatencyFrames: 64...1_920)
+        let streams = stride(from: Int64(40), to: 104, by: 16).map { Stream(format: format, delay: $0, jitter: 12) }
+        let results = runOnOneClock(streams, packetCount: 3_000)
+        for (stream, outcome) in zip(streams, results) {
+            let statistics = outcome.statistics
+            // The fastest packets came `delay` after they were sent: the phase of the reads against them.
+            let phase = Int((64 - stream.delay % 64) % 64)
+            let settled = referenceAlignedLatency(target: 64 + 12 + 24, packet: 64, read: 64, phase: phase)
+            let latency = Int(outcome.latency - stream.delay)
+            print("adaptive, delay \(stream.delay): settled at \(latency) frames (aligned target \(settled)); \(statistics)")
+            XCTAssertEqual(statistics.late + statistics.lost, 0, "delay \(stream.delay)")
+            XCTAssertGreaterThanOrEqual(latency, settled - 1, "delay \(stream.delay)")
+            // It lowers by skipping whole periods of the audio once half a packet above the target (the counter
+            // signal repeats every 48 frames): it settles less than a period above, and at most half a packet.
+            XCTAssertLessThanOrEqual(latency, settled + 32, "delay \(stream.delay): not settled")
         }
     }
 }

@@ -453,20 +453,18 @@ public struct JitterBuffer: ~Copyable {
             targetFrames = current
             targetMeasured = true
         }
-        let difference = desired - current
-        let step = min(abs(difference), format.sampleRate / 100)
-        // Raised as soon as it is below the aligned target (a frame below loses a whole step of slack), lowered
-        // only when half a packet above it.
-        guard difference > 0 || -difference * 2 >= format.packetFrames else { return }
-        if difference > 0 {
+        switch LatencyPolicy.adaptiveStep(currentFrames: current, desiredFrames: desired, packetFrames: format.packetFrames, sampleRate: format.sampleRate) {
+        case .hold:
+            return
+        case .raise(let step):
             // Raise at once (in a gap, the repetition simply goes on while the play head waits), by whole
             // periods of the audio, so the repetition stays in phase with the audio it crossfades back into.
             let period = playout.enterGap()
             stretchRemaining = period > 0 ? max(1, (step + period - 1) / period) * period : step
             targetFrames = current + stretchRemaining
-        } else {
-            guard abs(difference) >= unskippablePeriod || framesSinceLatencyChange >= format.sampleRate else { return }
-            switch skipAudio(upTo: abs(difference), readFrames: frames) {
+        case .lower(let limit):
+            guard limit >= unskippablePeriod || framesSinceLatencyChange >= format.sampleRate else { return }
+            switch skipAudio(upTo: limit, readFrames: frames) {
             case .notNow:
                 return
             case .periodTooLong(let period):

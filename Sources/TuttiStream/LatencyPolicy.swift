@@ -23,8 +23,9 @@ import TuttiCore
 /// second to the third, the delay the anchor packet had above the fastest one is trimmed (that many frames of
 /// arrived audio skipped with a crossfade, so the latency lands on the aligned one); drift compensation then holds the latency measured over the first second.
 ///
-/// **Adaptive target** (`adaptiveTargetFrames`): the controller's 99th percentile of lateness plus one packet
-/// and 0.5 ms, aligned the same way; the jitter buffer moves toward it (`JitterBuffer.read`).
+/// **Adaptive target** (`adaptiveTargetFrames`, `adaptiveStep`): the controller's 99th percentile of lateness
+/// plus one packet and 0.5 ms, aligned the same way, and when to move toward it; the jitter buffer moves its
+/// play head (stretching or skipping audio, `JitterBuffer.read`).
 ///
 /// Realtime-safe: yes (no allocation, lock or log). Thread-safe: no (the device thread owns it).
 public struct LatencyPolicy: Sendable {
@@ -86,6 +87,27 @@ public struct LatencyPolicy: Sendable {
     ) -> Int {
         let target = controller.targetFrames(latenessFrames: latenessFrames, periodFrames: 0)
         return alignedLatency(targetFrames: target, packetFrames: packetFrames, readFrames: readFrames, phaseFrames: phaseFrames)
+    }
+
+    /// What an adaptive buffer should do with its latency now (it asks at most every 100 ms).
+    public enum AdaptiveStep: Hashable, Sendable {
+        case hold
+        /// Raise by at least this many frames (rounded up to whole periods of the audio).
+        case raise(Int)
+        /// Lower by at most this many frames (whole periods of the audio that have arrived).
+        case lower(atMost: Int)
+    }
+
+    /// The adaptive buffer's move from its measured latency to its aligned target (`adaptiveTargetFrames`):
+    /// up as soon as it is below (a frame below the aligned target loses a whole step of slack), by at most
+    /// 10 ms at a time; down only when half a packet above (each move is a crossfaded splice: not worth less).
+    /// Pure.
+    @_noLocks @_noAllocation
+    public static func adaptiveStep(currentFrames: Int, desiredFrames: Int, packetFrames: Int, sampleRate: Int) -> AdaptiveStep {
+        let difference = desiredFrames - currentFrames
+        if difference > 0 { return .raise(min(difference, sampleRate / 100)) }
+        if -difference * 2 >= packetFrames { return .lower(atMost: -difference) }
+        return .hold
     }
 
     /// The buffer (re)anchored on a packet that arrived at `arrival`. Device thread.

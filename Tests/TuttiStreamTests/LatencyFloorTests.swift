@@ -35,6 +35,17 @@ final class LatencyFloorTests: XCTestCase {
         XCTAssertEqual(LatencyPolicy.alignedLatency(targetFrames: 88, packetFrames: 64, readFrames: 64, phaseFrames: 10), 138)
     }
 
+    func testTheAdaptiveBufferRaisesAtOnceAndLowersOnlyHalfAPacketAbove() {
+        func step(_ current: Int, _ desired: Int) -> LatencyPolicy.AdaptiveStep {
+            LatencyPolicy.adaptiveStep(currentFrames: current, desiredFrames: desired, packetFrames: 64, sampleRate: 48_000)
+        }
+        XCTAssertEqual(step(100, 101), .raise(1), "a frame below the aligned target loses a step of slack")
+        XCTAssertEqual(step(100, 2_000), .raise(480), "at most 10 ms at a time")
+        XCTAssertEqual(step(131, 100), .hold)
+        XCTAssertEqual(step(132, 100), .lower(atMost: 32))
+        XCTAssertEqual(step(100, 100), .hold)
+    }
+
     /// One stream of the shared-clock runs: its target, the network delay of its fastest packets (which sets
     /// the phase of its arrivals against the reads), and what it sees on the way.
     private struct Stream {

@@ -53,6 +53,11 @@ public enum JitterBufferState: Hashable, Sendable {
 /// looks ahead at read time) and fades in after one, or the repetition of the last period of audio
 /// (`PacketLossConcealer`) with a crossfade back into the real audio; either way gaps do not click.
 ///
+/// **Parts**, one concept each: `PacketSlots` (the grid, slots, samples, sequence and timestamp extension),
+/// `LossAccounting` (lost, pending and late-after-all packets), `PlayoutConcealment` (fades, repetition and
+/// crossfades), `OpusPacketStore` (Opus payloads decoded in stream order) and `AdaptiveLatencyController`
+/// (lateness). What latency to hold is `LatencyPolicy`'s decision; the buffer moves its play head.
+///
 /// Realtime-safe: `insert`, `read` and `statistics` (no allocation, lock or log after `init`).
 /// Thread-safe: no. One thread (the device thread) owns it; packets reach it through a `PacketRing`.
 public struct JitterBuffer: ~Copyable {
@@ -65,32 +70,13 @@ public struct JitterBuffer: ~Copyable {
     public let signalLossTimeout: Duration
     public let concealment: Concealment
 
-    /// Extended RTP timestamp of each slot's packet, or `Int64.min` when empty.
-    private let slotTimestamps: UnsafeMutableBufferPointer<Int64>
-    /// Capture time of each slot's first frame (capture-clock nanoseconds), or `Int64.min` when unknown.
-    private let slotCaptureTimes: UnsafeMutableBufferPointer<Int64>
-    /// Timestamp of the packet the play head passed missing in each slot (counted lost or pending), or `Int64.min`.
-    private let slotMissed: UnsafeMutableBufferPointer<Int64>
-    /// Whether that miss is still pending (nothing newer had arrived), rather than counted lost.
-    private let slotMissedPending: UnsafeMutableBufferPointer<Bool>
-    /// Decoded samples, `samplesPerPacket` per slot.
-    private let samples: UnsafeMutableBufferPointer<Float>
-
-    private var sequenceExtender = CounterExtender<UInt16>()
-    private var timestampExtender = CounterExtender<UInt32>()
+    /// The packets on their grid: slots, samples, capture times, sequence and timestamp extension.
+    private var slots: PacketSlots
+    /// Packets the play head passed missing: lost, pending, or late after all.
+    private var loss: LossAccounting
     private var jitter = InterarrivalJitter()
-    private var highestSequence = Int64.min
-    /// Extended timestamp of the newest packet received (grid anchor for the next ones).
-    private var highestTimestamp = Int64.min
-    private var anchorTimestamp: Int64 = 0
     private var playHead: Int64 = 0
     private var lastArrival: HostTime?
-    /// Position on the fade ramp at the end of the last output frame, 0…`fadeFrames` (gain = step / fadeFrames):
-    /// 0 after silence or a fade-out, `fadeFrames` after plain audio. Kept as an integer so gains are exact.
-    private var fadeStep = 0
-    /// Packets passed missing while nothing newer had arrived: lost if something newer arrives later.
-    private var pendingMissing: UInt64 = 0
-    private var pendingMissingUpTo: Int64 = .min
     /// A packet far ahead of the window, waiting for the next one to confirm a jump.
     private var jumpCandidate: (sequenceNumber: UInt16, timestamp: UInt32)?
     /// Synchronized playout: the play head is (re)placed from capture times at the next read.
@@ -98,11 +84,8 @@ public struct JitterBuffer: ~Copyable {
     private var wasEmpty = true
     private var counters = JitterBufferStatistics()
     public private(set) var state: JitterBufferState = .idle
-    /// Repetition concealment: the recent output and the repeated period.
-    private var concealer: PacketLossConcealer
-    private var inGap = false
-    /// Frames since real audio resumed after concealment, while the crossfade lasts; -1 when none.
-    private var crossfadeOffset = 0
+    /// Fades, repetition and crossfades: how received audio and what stands in for missing audio join.
+    private var playout: PlayoutConcealment
     /// Adaptive latency (`format.adaptiveLatencyFrames`): the controller, the target now, and a pending raise.
     private var latencyController: AdaptiveLatencyController
     private var targetFrames: Int
@@ -113,22 +96,15 @@ public struct JitterBuffer: ~Copyable {
     /// difference): smaller differences are not searched again for a second, larger ones at once.
     private var unskippablePeriod = 0
     private let latencyChangeInterval: Int
-    /// After a skip, real audio returns through the concealer's crossfade whatever the concealment mode.
-    private var crossfadeAfterSkip = false
-    /// The last packet the play head entered while it was missing (each is counted once).
-    private var lastPassedMissing: Int64 = .min
     /// The window's smallest transit (frames), as last computed, and the frames played since.
     private var minimumTransit: Double?
     private var framesSinceMinimumTransit = 0
     /// Adaptive: whether `targetFrames` has been set from the measured latency since the last anchor.
     private var targetMeasured = false
-    /// Opus streams: the decoder, each slot's packet (decoded when the play head reaches it, in stream
-    /// order, so that loss concealment and FEC can follow the stream), and which timestamp each slot's
-    /// samples hold (decoded, recovered from FEC or concealed).
-    private var opusDecoder: OpusDecoder?
-    private let slotPayloads: UnsafeMutableRawBufferPointer
-    private let slotPayloadCounts: UnsafeMutableBufferPointer<Int>
-    private let slotDecoded: UnsafeMutableBufferPointer<Int64>
+    /// Whether a read has come since the last anchor (the start can no longer be moved).
+    private var readSinceAnchor = false
+    /// Opus streams: each slot's packet as it came, decoded when the play head reaches it.
+    private var opus: OpusPacketStore?
     /// The codec's delay (Opus lookahead), taken off capture times so that latency figures stay true.
     private let codecDelayNanoseconds: Int64
 
@@ -148,7 +124,6 @@ public struct JitterBuffer: ~Copyable {
         precondition(format.packetFrames > 0 && format.channels > 0 && format.targetLatencyFrames > 0)
         self.format = format
         self.concealment = concealment
-        concealer = PacketLossConcealer(channels: format.channels, sampleRate: format.sampleRate)
         let range = format.adaptiveLatencyFrames ?? format.targetLatencyFrames...format.targetLatencyFrames
         latencyController = AdaptiveLatencyController(
             sampleRate: format.sampleRate, packetFrames: format.packetFrames, floorFrames: max(1, range.lowerBound),
@@ -160,43 +135,16 @@ public struct JitterBuffer: ~Copyable {
         var capacity = 16
         while capacity < 4 * targetPackets + 4 { capacity *= 2 }
         self.capacity = capacity
-        self.fadeFrames = max(1, min(format.packetFrames, format.frames(in: fadeDuration)))
+        let fadeFrames = max(1, min(format.packetFrames, format.frames(in: fadeDuration)))
+        self.fadeFrames = fadeFrames
+        playout = PlayoutConcealment(
+            mode: concealment, channels: format.channels, packetFrames: format.packetFrames, sampleRate: format.sampleRate,
+            fadeFrames: fadeFrames)
         self.signalLossTimeout = signalLossTimeout
-        slotTimestamps = .allocate(capacity: capacity)
-        slotTimestamps.initialize(repeating: .min)
-        slotCaptureTimes = .allocate(capacity: capacity)
-        slotCaptureTimes.initialize(repeating: .min)
-        slotMissed = .allocate(capacity: capacity)
-        slotMissed.initialize(repeating: .min)
-        slotMissedPending = .allocate(capacity: capacity)
-        slotMissedPending.initialize(repeating: false)
-        samples = .allocate(capacity: capacity * format.samplesPerPacket)
-        samples.initialize(repeating: 0)
+        slots = PacketSlots(format: format, capacity: capacity)
+        loss = LossAccounting(capacity: capacity)
         codecDelayNanoseconds = Int64(codecDelayFrames) * 1_000_000_000 / Int64(format.sampleRate)
-        let opus = format.sampleFormat == .opus
-        slotPayloads = .allocate(byteCount: opus ? capacity * format.payloadBytes : 0, alignment: 8)
-        slotPayloadCounts = .allocate(capacity: opus ? capacity : 0)
-        slotPayloadCounts.initialize(repeating: 0)
-        slotDecoded = .allocate(capacity: capacity)
-        slotDecoded.initialize(repeating: .min)
-        if opus {
-            do throws(OpusError) {
-                opusDecoder = Optional(try OpusDecoder(channels: format.channels))
-            } catch {
-                preconditionFailure("an Opus stream has 1 or 2 channels (negotiation checks): \(error)")
-            }
-        }
-    }
-
-    deinit {
-        slotTimestamps.deallocate()
-        slotCaptureTimes.deallocate()
-        slotMissed.deallocate()
-        slotMissedPending.deallocate()
-        samples.deallocate()
-        slotPayloads.deallocate()
-        slotPayloadCounts.deallocate()
-        slotDecoded.deallocate()
+        if format.sampleFormat == .opus { opus = OpusPacketStore(format: format, capacity: capacity) }
     }
 
     /// A copy of the counters, with the current buffer level and jitter. Realtime-safe: yes.
@@ -204,12 +152,13 @@ public struct JitterBuffer: ~Copyable {
         var copy = counters
         copy.jitterFrames = jitter.frames
         copy.targetFrames = targetFrames
-        copy.pendingMissing = pendingMissing
+        copy.lost = loss.lost
+        copy.pendingMissing = loss.pending
         if state == .idle || state == .lost { copy.bufferedFrames = 0 }
         return copy
     }
 
-    private var highestEnd: Int64 { highestTimestamp == .min ? playHead : highestTimestamp + Int64(format.packetFrames) }
+    private var highestEnd: Int64 { slots.highestEnd(otherwise: playHead) }
 
     /// Offers one packet's payload to the buffer.
     ///
@@ -232,7 +181,7 @@ public struct JitterBuffer: ~Copyable {
             anchor(on: sequenceNumber, timestamp: timestamp)
             resynchronized = true
         }
-        var extendedTimestamp = timestampExtender.peek(timestamp)
+        var extendedTimestamp = slots.peekTimestamp(timestamp)
         let window = Int64(capacity) * packetFrames
         if extendedTimestamp < playHead - window || extendedTimestamp >= playHead + window {
             // Far outside the ring: a jump (sender restart, clock step) only if the next packet agrees, as
@@ -241,7 +190,7 @@ public struct JitterBuffer: ~Copyable {
                 timestamp == candidate.timestamp &+ UInt32(format.packetFrames)
             {
                 anchor(on: sequenceNumber, timestamp: timestamp)
-                extendedTimestamp = timestampExtender.peek(timestamp)
+                extendedTimestamp = slots.peekTimestamp(timestamp)
                 resynchronized = true
             } else {
                 jumpCandidate = (sequenceNumber, timestamp)
@@ -260,7 +209,7 @@ public struct JitterBuffer: ~Copyable {
             let arrivalFrames = Double(arrival.nanoseconds) * Double(format.sampleRate) / 1e9
             latencyController.observe(transitFrames: arrivalFrames - Double(extendedTimestamp))
         }
-        let offset = extendedTimestamp - anchorTimestamp
+        let offset = extendedTimestamp - slots.anchorTimestamp
         if offset < 0 {
             // Older than the packet the buffer anchored on: its time has passed.
             counters.late &+= 1
@@ -271,11 +220,11 @@ public struct JitterBuffer: ~Copyable {
             return .invalid
         }
         let slot = Int((offset / packetFrames) & Int64(capacity - 1))
-        if slotTimestamps[slot] == extendedTimestamp {
+        if slots.timestamps[slot] == extendedTimestamp {
             counters.duplicated &+= 1
             return .duplicate
         }
-        let wasMissed = slotMissed[slot] == extendedTimestamp
+        let wasMissed = loss.wasMissed(slot: slot, timestamp: extendedTimestamp)
         if extendedTimestamp + packetFrames <= playHead {
             guard wasMissed else {
                 // Its time has passed and it was not missed, so it was played: a stale duplicate.
@@ -283,40 +232,29 @@ public struct JitterBuffer: ~Copyable {
                 return .duplicate
             }
             // Concealed when the play head passed; now known to be late rather than lost.
-            unmarkMissed(slot)
+            loss.arrivedAfterAll(slot: slot)
             counters.late &+= 1
             return .late
         }
         if wasMissed {
             // Partly late: the head passed its start (concealed); the rest still plays. Late, not lost.
-            unmarkMissed(slot)
+            loss.arrivedAfterAll(slot: slot)
             counters.late &+= 1
         }
 
-        _ = timestampExtender.extend(timestamp)
-        let extendedSequence = sequenceExtender.extend(sequenceNumber)
-        let reordered = extendedSequence < highestSequence
-        if reordered { counters.reordered &+= 1 } else { highestSequence = extendedSequence }
-        if extendedTimestamp > highestTimestamp || highestTimestamp == .min { highestTimestamp = extendedTimestamp }
-        if pendingMissing > 0, extendedTimestamp > pendingMissingUpTo {
-            // A newer packet exists, so the gaps the play head passed were losses, not the stream's end.
-            counters.lost &+= pendingMissing
-            pendingMissing = 0
-            slotMissedPending.update(repeating: false)
-        }
+        let reordered = slots.accept(sequenceNumber: sequenceNumber, timestamp: timestamp, extendedTimestamp: extendedTimestamp)
+        if reordered { counters.reordered &+= 1 }
+        // A newer packet exists, so the gaps the play head passed before it were losses, not the stream's end.
+        loss.newer(timestamp: extendedTimestamp)
 
-        slotTimestamps[slot] = extendedTimestamp
-        slotMissed[slot] = .min
-        slotCaptureTimes[slot] = captureTime.map { $0 - codecDelayNanoseconds } ?? .min
-        if opusDecoder != nil {
+        slots.timestamps[slot] = extendedTimestamp
+        loss.filled(slot: slot)
+        slots.captureTimes[slot] = captureTime.map { $0 - codecDelayNanoseconds } ?? .min
+        if opus != nil {
             // Kept as it came; decoded when the play head reaches it.
-            let stored = UnsafeMutableRawBufferPointer(rebasing: slotPayloads[(slot * format.payloadBytes)...].prefix(payload.count))
-            stored.copyMemory(from: payload)
-            slotPayloadCounts[slot] = payload.count
-            if slotDecoded[slot] != extendedTimestamp { slotDecoded[slot] = .min }
+            opus!.store(payload, slot: slot, timestamp: extendedTimestamp)
         } else {
-            let destination = UnsafeMutableBufferPointer(rebasing: samples[(slot * format.samplesPerPacket)...].prefix(format.samplesPerPacket))
-            PCMCodec.decode(payload, as: format.sampleFormat, into: destination)
+            PCMCodec.decode(payload, as: format.sampleFormat, into: slots.samples(slot: slot))
         }
 
         let arrivalFrames = Double(arrival.nanoseconds) * Double(format.sampleRate) / 1e9
@@ -329,45 +267,50 @@ public struct JitterBuffer: ~Copyable {
 
     /// Re-anchors the grid and the play head on a packet (first packet, or after a jump or a loss of signal).
     private mutating func anchor(on sequenceNumber: UInt16, timestamp: UInt32) {
-        sequenceExtender = CounterExtender()
-        timestampExtender = CounterExtender()
-        anchorTimestamp = timestampExtender.extend(timestamp)
-        highestSequence = sequenceExtender.peek(sequenceNumber) - 1
-        highestTimestamp = .min
-        slotTimestamps.update(repeating: .min)
-        slotMissed.update(repeating: .min)
-        slotMissedPending.update(repeating: false)
-        slotDecoded.update(repeating: .min)
-        if opusDecoder != nil { opusDecoder!.reset() }
+        slots.reanchor(sequenceNumber: sequenceNumber, timestamp: timestamp)
+        loss.reanchor()
+        if opus != nil { opus!.reanchor() }
         jumpCandidate = nil
         jitter.reset()
         latencyController.reset()
         stretchRemaining = 0
         framesSinceLatencyChange = 0
-        pendingMissing = 0
-        playHead = anchorTimestamp + Int64(format.packetFrames) - Int64(targetFrames)
-        state = playHead >= anchorTimestamp ? .playing : .buffering
+        playHead = slots.anchorTimestamp + Int64(format.packetFrames) - Int64(targetFrames)
+        state = playHead >= slots.anchorTimestamp ? .playing : .buffering
         placeFromCaptureTime = format.synchronizedLatencyNanoseconds != nil
         wasEmpty = false
-        inGap = false
-        lastPassedMissing = .min
         targetMeasured = false
+        readSinceAnchor = false
         minimumTransit = nil
-        crossfadeOffset = 0  // fade in from silence
-        concealer.reset()
+        playout.reanchor()  // fade in from silence
         counters.resynchronizations &+= 1
     }
 
-    /// Delays the start of playout by `frames` while the buffer is still pre-buffering after its anchor (nothing
-    /// of that anchor played yet): the play head moves back, so the frames are silence before the first packet.
-    /// What a fixed target's owner uses to align the start to its device's reads (see `StreamReceiver`).
-    /// - Returns: false (nothing done) once playing, or for a non-positive count.
+    /// Moves the start of playout by `frames` (positive: later audio first, skipping what has waited longer
+    /// than the latency wants; negative: silence first) before the first read after the buffer anchored. What a
+    /// fixed target's owner uses to place the start at its aligned latency (`LatencyPolicy`).
+    /// - Returns: false (nothing done) once a read has come since the anchor, or for a zero count.
     /// Realtime-safe: yes.
     @discardableResult
-    public mutating func delayStart(byFrames frames: Int) -> Bool {
-        guard state == .buffering, frames > 0 else { return false }
-        playHead -= Int64(frames)
+    public mutating func moveStart(byFrames frames: Int) -> Bool {
+        guard !readSinceAnchor, state == .buffering || state == .playing, frames != 0 else { return false }
+        playHead += Int64(frames)
+        state = playHead >= slots.anchorTimestamp ? .playing : .buffering
         return true
+    }
+
+    /// Where a read at `now` falls against the packets' arrivals: frames since the packet grid's fastest
+    /// arrival (`now` − the window's smallest transit − the anchor's timestamp, rounded down; only its value
+    /// modulo the packet counts). nil before 16 packets. Realtime-safe: yes (a pass over the lateness window).
+    public func arrivalPhaseFrames(now: HostTime) -> Int? {
+        guard state != .idle, let minimum = latencyController.minimumTransitFrames() else { return nil }
+        return phaseFrames(now: now, minimumTransitFrames: minimum)
+    }
+
+    @inline(__always)
+    private func phaseFrames(now: HostTime, minimumTransitFrames: Double) -> Int {
+        let nowFrames = Double(now.nanoseconds) * Double(format.sampleRate) / 1e9
+        return Int((nowFrames - minimumTransitFrames - Double(slots.anchorTimestamp)).rounded(.down))
     }
 
     /// Plays `frames` frames into `output` (interleaved, `format.channels` per frame) and advances the play head.
@@ -378,13 +321,16 @@ public struct JitterBuffer: ~Copyable {
     ///   - now: the device's time for this period (monotonic), for signal-loss detection.
     ///   - captureClockNow: the same instant on the stream's capture clock (nanoseconds), to measure latency and
     ///     for synchronized playout; `Int64.min` when this receiver cannot read that clock.
+    ///   - nominalFrames: the frames reads take on average, when they vary around it (through a resampler);
+    ///     the adaptive target aligns to it (`LatencyPolicy.alignedLatency`). nil: `frames`.
     /// Realtime-safe: yes.
     /// - Returns: when the first output frame was captured, on the stream's capture clock (nanoseconds), or
     ///   `Int64.min` when it is concealment or the packet carried no capture time. Latency compensation: the
     ///   frame at output index i was captured at the returned time plus i frames.
     @discardableResult
     public mutating func read(
-        into output: UnsafeMutableBufferPointer<Float>, frames: Int, now: HostTime, captureClockNow: Int64
+        into output: UnsafeMutableBufferPointer<Float>, frames: Int, now: HostTime, captureClockNow: Int64,
+        nominalFrames: Int? = nil
     ) -> Int64 {
         let channels = format.channels
         precondition(output.count >= frames * channels)
@@ -393,9 +339,7 @@ public struct JitterBuffer: ~Copyable {
         }
         guard state == .playing || state == .buffering else {
             output.update(repeating: 0)
-            fadeStep = 0
-            concealer.reset()
-            crossfadeOffset = 0
+            playout.silenced()
             if state == .lost { counters.latencyNanoseconds = nil }
             return .min
         }
@@ -405,7 +349,9 @@ public struct JitterBuffer: ~Copyable {
         }
         // The level the device finds when it comes to read: what the target latency is about.
         counters.bufferedFrames = max(0, Int(highestEnd - playHead))
-        if format.adaptiveLatencyFrames != nil, state == .playing { followRecommendedLatency(now: now, frames: frames) }
+        if format.adaptiveLatencyFrames != nil, state == .playing {
+            followRecommendedLatency(now: now, frames: frames, nominalFrames: nominalFrames ?? frames)
+        }
         // The window's fastest transit, refreshed every 1024 frames (a pass over the window costs up to
         // 2048 comparisons; drift moves it by a fraction of a frame in that time).
         framesSinceMinimumTransit += frames
@@ -418,7 +364,6 @@ public struct JitterBuffer: ~Copyable {
         } else {
             counters.measuredLatencyFrames = nil
         }
-        let packetFrames = Int64(format.packetFrames)
         var measuredLatency = false
         var firstCaptureTime = Int64.min
         var written = 0
@@ -426,80 +371,63 @@ public struct JitterBuffer: ~Copyable {
             if stretchRemaining > 0 {
                 // Raising the latency: repeat the audio's last period while the play head waits.
                 let count = min(frames - written, stretchRemaining)
-                if !inGap {
-                    concealer.beginGap()
-                    inGap = true
-                }
-                concealer.conceal(into: output, at: written, frames: count)
-                concealer.record(output, from: written, frames: count)
-                crossfadeOffset = 0
-                crossfadeAfterSkip = true
+                playout.repeatAudio(into: output, at: written, frames: count, stretching: true)
                 stretchRemaining -= count
                 counters.stretchedFrames &+= UInt64(count)
                 written += count
                 continue
             }
             let position = playHead
-            let packetIndex = floorDivide(position - anchorTimestamp, packetFrames)
-            let packetStart = anchorTimestamp + packetIndex * packetFrames
+            let packetIndex = slots.packetIndex(of: position)
+            let packetStart = slots.packetStart(packetIndex)
             let offsetInPacket = Int(position - packetStart)
             let count = min(frames - written, format.packetFrames - offsetInPacket)
-            let slot = Int(packetIndex & Int64(capacity - 1))
-            let arrived = packetIndex >= 0 && slotTimestamps[slot] == packetStart
+            let slot = slots.slot(packetIndex)
+            let arrived = slots.holds(packetIndex)
             // Opus: decode (or recover, or conceal) the packet when the play head first reaches it.
-            let present = opusDecoder != nil && packetIndex >= 0 && (arrived || state == .playing)
+            let present = opus != nil && packetIndex >= 0 && (arrived || state == .playing)
                 ? decodeOpus(slot: slot, packetIndex: packetIndex, packetStart: packetStart, arrived: arrived)
                 : arrived
-            if present, !arrived, packetIndex != lastPassedMissing {
-                lastPassedMissing = packetIndex
-                notePassedMissingPacket(at: packetStart, slot: slot)
-            }
+            if present, !arrived { notePassedMissing(index: packetIndex, packetStart: packetStart, slot: slot) }
 
             if present {
                 if state == .buffering { state = .playing }
-                if written == 0, slotCaptureTimes[slot] != .min {
-                    firstCaptureTime = slotCaptureTimes[slot] + Int64(offsetInPacket) * 1_000_000_000 / Int64(format.sampleRate)
+                if written == 0, slots.captureTimes[slot] != .min {
+                    firstCaptureTime = slots.captureTimes[slot] + Int64(offsetInPacket) * 1_000_000_000 / Int64(format.sampleRate)
                 }
-                if !measuredLatency, slotCaptureTimes[slot] != .min, captureClockNow != .min {
+                if !measuredLatency, slots.captureTimes[slot] != .min, captureClockNow != .min {
                     measuredLatency = true
-                    let captured = slotCaptureTimes[slot] + Int64(offsetInPacket) * 1_000_000_000 / Int64(format.sampleRate)
+                    let captured = slots.captureTimes[slot] + Int64(offsetInPacket) * 1_000_000_000 / Int64(format.sampleRate)
                     counters.latencyNanoseconds = captureClockNow + Int64(written) * 1_000_000_000 / Int64(format.sampleRate) - captured
                 }
-                if concealment == .repetition || crossfadeAfterSkip || format.adaptiveLatencyFrames != nil || opusDecoder != nil {
-                    copyWithCrossfade(fromSlot: slot, offset: offsetInPacket, count: count, to: output, at: written)
+                if playout.crossfades(always: format.adaptiveLatencyFrames != nil || opus != nil) {
+                    playout.play(slots.samples(slot: slot), offset: offsetInPacket, count: count, into: output, at: written)
                 } else {
-                    let nextSlot = Int((packetIndex + 1) & Int64(capacity - 1))
-                    let nextPresent = slotTimestamps[nextSlot] == packetStart + packetFrames
-                    copyFrames(
-                        fromSlot: slot, offset: offsetInPacket, count: count, to: output, at: written,
-                        fadeOutAtEnd: !nextPresent)
+                    playout.playFaded(
+                        slots.samples(slot: slot), offset: offsetInPacket, count: count, into: output, at: written,
+                        fadeOutAtEnd: !slots.holds(packetIndex + 1))
                 }
                 wasEmpty = false
             } else {
                 if concealment == .repetition, state == .playing {
-                    if !inGap {
-                        concealer.beginGap()
-                        inGap = true
-                    }
-                    concealer.conceal(into: output, at: written, frames: count)
-                    concealer.record(output, from: written, frames: count)
-                    crossfadeOffset = 0
+                    playout.repeatAudio(into: output, at: written, frames: count, stretching: false)
                     counters.concealedFrames &+= UInt64(count)
                 } else {
-                    concealFrames(count: count, in: output, at: written)
+                    playout.silence(into: output, at: written, frames: count)
+                    if state == .playing { counters.concealedFrames &+= UInt64(count) }
                 }
                 // Noted once per packet, wherever the play head enters it (after a latency change it may
                 // enter mid-packet).
-                if packetIndex >= 0 && packetIndex != lastPassedMissing {
-                    lastPassedMissing = packetIndex
-                    notePassedMissingPacket(at: packetStart, slot: slot)
-                }
+                if packetIndex >= 0 { notePassedMissing(index: packetIndex, packetStart: packetStart, slot: slot) }
             }
             written += count
             playHead += Int64(count)
         }
         framesSinceLatencyChange += frames
-        if highestEnd <= playHead, state == .playing, !wasEmpty {
+        readSinceAnchor = true
+        // Ran dry: the read went past what had arrived (a read that ends just where the audio does, as at the
+        // one-packet floor, played all it needed).
+        if highestEnd < playHead, state == .playing, !wasEmpty {
             counters.underruns &+= 1
             wasEmpty = true
         }
@@ -512,33 +440,31 @@ public struct JitterBuffer: ~Copyable {
     /// packet (`now − playHead − minimum transit + packetFrames`, in frames). Raising repeats the audio's
     /// last period while the play head waits (`stretchRemaining`); lowering skips a whole number of the
     /// audio's periods that have arrived, and crossfades from the repetition into the audio after them.
-    private mutating func followRecommendedLatency(now: HostTime, frames: Int) {
+    private mutating func followRecommendedLatency(now: HostTime, frames: Int, nominalFrames: Int) {
         guard stretchRemaining == 0, framesSinceLatencyChange >= latencyChangeInterval,
             let lateness = latencyController.lateness()
         else { return }
         let current = Int(latencyFrames(now: now, minimumTransitFrames: lateness.minimumTransitFrames).rounded())
-        let desired = latencyController.targetFrames(latenessFrames: lateness.percentileFrames, periodFrames: frames)
+        let desired = LatencyPolicy.adaptiveTargetFrames(
+            latenessFrames: lateness.percentileFrames, controller: latencyController, packetFrames: format.packetFrames,
+            readFrames: nominalFrames, phaseFrames: phaseFrames(now: now, minimumTransitFrames: lateness.minimumTransitFrames))
         if !targetMeasured {
             // The latency the buffer anchored at is its target until the first move.
             targetFrames = current
             targetMeasured = true
         }
-        let difference = desired - current
-        let step = min(abs(difference), format.sampleRate / 100)
-        guard abs(difference) * 2 >= format.packetFrames else { return }
-        if difference > 0 {
+        switch LatencyPolicy.adaptiveStep(currentFrames: current, desiredFrames: desired, packetFrames: format.packetFrames, sampleRate: format.sampleRate) {
+        case .hold:
+            return
+        case .raise(let step):
             // Raise at once (in a gap, the repetition simply goes on while the play head waits), by whole
             // periods of the audio, so the repetition stays in phase with the audio it crossfades back into.
-            if !inGap {
-                concealer.beginGap()
-                inGap = true
-            }
-            let period = concealer.repeatedPeriod
-            stretchRemaining = period > 0 ? max(1, (step + period / 2) / period) * period : step
+            let period = playout.enterGap()
+            stretchRemaining = period > 0 ? max(1, (step + period - 1) / period) * period : step
             targetFrames = current + stretchRemaining
-        } else {
-            guard abs(difference) >= unskippablePeriod || framesSinceLatencyChange >= format.sampleRate else { return }
-            switch skipAudio(upTo: abs(difference), readFrames: frames) {
+        case .lower(let limit):
+            guard limit >= unskippablePeriod || framesSinceLatencyChange >= format.sampleRate else { return }
+            switch skipAudio(upTo: limit, readFrames: frames) {
             case .notNow:
                 return
             case .periodTooLong(let period):
@@ -575,92 +501,65 @@ public struct JitterBuffer: ~Copyable {
 
     /// Lowers the latency by skipping up to `limit` frames of audio that has arrived: small skips (up to
     /// 5 ms) move it gently; audio whose period is longer is skipped a whole number of its periods, up to 10 ms;
-    /// the audio after the skip is crossfaded from the repetition of the audio before it.
-    private mutating func skipAudio(upTo limit: Int, readFrames frames: Int) -> SkipOutcome {
+    /// the audio after the skip is crossfaded from the repetition of the audio before it. `exactly`: skips
+    /// `limit` frames (up to 10 ms) whatever the audio's period, for a latency that must land on its aligned
+    /// value (the crossfade then joins audio out of phase with the repetition: kept for one-off trims).
+    private mutating func skipAudio(upTo limit: Int, readFrames frames: Int, exactly: Bool = false) -> SkipOutcome {
         // Only from clean playout: not in a gap nor in a crossfade, and only when the audio to skip has
         // arrived (checked before the period search, which costs the most).
-        guard !inGap, crossfadeOffset < 0,
-            isPresent(from: playHead, frames: min(limit, format.sampleRate / 100) + frames)
+        guard playout.isClean,
+            slots.isPresent(from: playHead, frames: min(limit, format.sampleRate / 100) + frames)
         else { return .notNow }
-        concealer.beginGap()
-        let period = concealer.repeatedPeriod
+        let period = playout.periodBeforeSkip()
         let smallStep = format.sampleRate / 200
         let allowed = min(limit, period > 0 && period > smallStep ? format.sampleRate / 100 : smallStep)
-        let skip = period > 0 ? (allowed / period) * period : allowed
+        let skip = exactly ? min(limit, format.sampleRate / 100) : period > 0 ? (allowed / period) * period : allowed
         guard skip > 0 else { return .periodTooLong(period) }
         playHead += Int64(skip)
         counters.skippedFrames &+= UInt64(skip)
-        crossfadeOffset = 0
-        crossfadeAfterSkip = true
+        playout.skipped()
         return .skipped(skip)
     }
 
     /// Fixed target: lowers the latency, measured against the fastest recent packet (as
     /// `measuredLatencyFrames`), toward `frames` by skipping audio that has arrived, as an adaptive target
-    /// lowers (whole periods of the audio, crossfaded, at most 10 ms at a time). What a fixed target's owner
+    /// lowers (whole periods of the audio, crossfaded, at most 10 ms at a time), or, `exactly`, by the excess
+    /// itself so that the latency lands on `frames` (within a frame). What a fixed target's owner
     /// uses to drop the delay the anchor packet had above the fastest one: the buffer anchors on the first
     /// packet, and a first packet that came 3 ms slower than the fastest kept the stream 3 ms later for good.
-    /// - Returns: the frames skipped; 0 when there is less than half a packet to lower, or not now (in a gap
-    ///   or a crossfade, the audio not all arrived, fewer than 16 packets seen, or the audio's period longer
-    ///   than the excess). Counted as a latency change.
+    /// - Returns: the frames skipped; 0 when there is less than half a packet to lower (2 frames `exactly`),
+    ///   or not now (in a gap or a crossfade, the audio not all arrived, fewer than 16 packets seen, or the
+    ///   audio's period longer than the excess). Counted as a latency change.
     /// Realtime-safe: yes (a pass over the lateness window: call it every thousand frames or so, not every read).
-    public mutating func lowerLatency(toward frames: Int, now: HostTime, readFrames: Int) -> Int {
+    public mutating func lowerLatency(toward frames: Int, now: HostTime, readFrames: Int, exactly: Bool = false) -> Int {
         guard state == .playing, stretchRemaining == 0, let minimum = latencyController.minimumTransitFrames() else { return 0 }
         let current = Int(latencyFrames(now: now, minimumTransitFrames: minimum).rounded())
         let excess = current - frames
-        guard excess * 2 >= format.packetFrames else { return 0 }
-        guard case .skipped(let skip) = skipAudio(upTo: excess, readFrames: readFrames) else { return 0 }
+        guard exactly ? excess >= 2 : excess * 2 >= format.packetFrames else { return 0 }
+        guard case .skipped(let skip) = skipAudio(upTo: excess, readFrames: readFrames, exactly: exactly) else { return 0 }
         counters.latencyChanges &+= 1
         framesSinceLatencyChange = 0
         return skip
     }
 
-    /// Opus: makes `slot` hold the audio of the packet at `packetStart`, in stream order: decoded if it
-    /// arrived; else recovered from the next packet's in-band FEC if that one has arrived and the stream
-    /// carries FEC; else concealed by the decoder (counted). A packet that does not decode is counted
-    /// invalid and concealed. Returns whether the slot now holds that audio.
+    /// Opus: makes `slot` hold the audio of the packet at `packetStart`, in stream order (`OpusPacketStore`):
+    /// decoded if it arrived, else recovered from the next packet's FEC or concealed (counted). A packet that
+    /// does not decode is counted invalid and concealed. Returns whether the slot now holds that audio.
     private mutating func decodeOpus(slot: Int, packetIndex: Int64, packetStart: Int64, arrived: Bool) -> Bool {
-        if slotDecoded[slot] == packetStart { return true }
-        let destination = UnsafeMutableBufferPointer(rebasing: samples[(slot * format.samplesPerPacket)...].prefix(format.samplesPerPacket))
+        if opus!.holds(slot: slot, packetStart: packetStart) { return true }
         let packetFrames = format.packetFrames
-        if arrived {
-            let payload = UnsafeRawBufferPointer(rebasing: slotPayloads[(slot * format.payloadBytes)...].prefix(slotPayloadCounts[slot]))
-            if let decoded = try? opusDecoder!.decode(payload, into: destination), decoded == packetFrames {
-                slotDecoded[slot] = packetStart
-                return true
-            }
-            counters.invalid &+= 1
+        let (outcome, undecodable) = opus!.decode(
+            slot: slot, packetStart: packetStart, arrived: arrived, playing: state == .playing, nextSlot: slots.slot(packetIndex + 1),
+            nextArrived: slots.holds(packetIndex + 1), inBandFEC: format.opus?.inBandFEC == true, frames: packetFrames,
+            into: slots.samples(slot: slot))
+        if undecodable { counters.invalid &+= 1 }
+        switch outcome {
+        case .decoded: return true
+        case .nothing: return false
+        case .recovered: counters.fecRecoveredFrames &+= UInt64(packetFrames)
+        case .concealed: counters.concealedFrames &+= UInt64(packetFrames)
         }
-        guard state == .playing else { return false }
-        let nextSlot = Int((packetIndex + 1) & Int64(capacity - 1))
-        var recovered = false
-        if !arrived, format.opus?.inBandFEC == true, slotTimestamps[nextSlot] == packetStart + Int64(packetFrames) {
-            let next = UnsafeRawBufferPointer(rebasing: slotPayloads[(nextSlot * format.payloadBytes)...].prefix(slotPayloadCounts[nextSlot]))
-            recovered = (try? opusDecoder!.recoverLoss(frames: packetFrames, fromNextPacket: next, into: destination)) != nil
-        }
-        if recovered {
-            counters.fecRecoveredFrames &+= UInt64(packetFrames)
-        } else {
-            if (try? opusDecoder!.concealLoss(frames: packetFrames, into: destination)) == nil {
-                destination.update(repeating: 0)
-            }
-            counters.concealedFrames &+= UInt64(packetFrames)
-        }
-        if !arrived { slotCaptureTimes[slot] = .min }
-        slotDecoded[slot] = packetStart
-        return true
-    }
-
-    /// Whether every packet covering `frames` frames from `position` is in the buffer.
-    private func isPresent(from position: Int64, frames: Int) -> Bool {
-        let packetFrames = Int64(format.packetFrames)
-        var packetIndex = floorDivide(position - anchorTimestamp, packetFrames)
-        let lastIndex = floorDivide(position + Int64(frames) - 1 - anchorTimestamp, packetFrames)
-        while packetIndex <= lastIndex {
-            let start = anchorTimestamp + packetIndex * packetFrames
-            if packetIndex < 0 || slotTimestamps[Int(packetIndex & Int64(capacity - 1))] != start { return false }
-            packetIndex += 1
-        }
+        if !arrived { slots.captureTimes[slot] = .min }
         return true
     }
 
@@ -668,99 +567,25 @@ public struct JitterBuffer: ~Copyable {
     /// after anchoring, then corrected (a jump, counted as a resynchronization) only if it has drifted by
     /// more than a packet, e.g. after the shared clock was re-measured.
     private mutating func placePlayHead(synchronizedLatency latency: Int64, captureClockNow: Int64) {
+        let highestTimestamp = slots.highestTimestamp
         guard highestTimestamp != .min else { return }
-        let slot = Int(((highestTimestamp - anchorTimestamp) / Int64(format.packetFrames)) & Int64(capacity - 1))
-        let captured = slotCaptureTimes[slot]
-        guard slotTimestamps[slot] == highestTimestamp, captured != .min else { return }
+        let index = slots.packetIndex(of: highestTimestamp)
+        let captured = slots.captureTimes[slots.slot(index)]
+        guard slots.holds(index), captured != .min else { return }
         let elapsed = captureClockNow - latency - captured
         let due = highestTimestamp + elapsed * Int64(format.sampleRate) / 1_000_000_000
         if placeFromCaptureTime || abs(due - playHead) > Int64(format.packetFrames) {
             if !placeFromCaptureTime { counters.resynchronizations &+= 1 }
             placeFromCaptureTime = false
             playHead = due
-            state = playHead >= anchorTimestamp ? .playing : .buffering
+            state = playHead >= slots.anchorTimestamp ? .playing : .buffering
         }
     }
 
-    /// Counts a packet the play head passed while it was missing: lost if a newer packet had arrived,
-    /// pending (end of stream, or lost) otherwise. Marked in its slot, so a late arrival can be told apart.
-    private mutating func notePassedMissingPacket(at packetStart: Int64, slot: Int) {
-        guard state == .playing else { return }
-        slotMissed[slot] = packetStart
-        if highestTimestamp > packetStart {
-            counters.lost &+= 1
-            slotMissedPending[slot] = false
-        } else {
-            pendingMissing &+= 1
-            pendingMissingUpTo = packetStart
-            slotMissedPending[slot] = true
-        }
+    /// Notes a packet the play head entered while it was missing (once per packet; counted while playing).
+    @inline(__always)
+    private mutating func notePassedMissing(index: Int64, packetStart: Int64, slot: Int) {
+        loss.passedMissing(
+            index: index, packetStart: packetStart, slot: slot, newestTimestamp: slots.highestTimestamp, playing: state == .playing)
     }
-
-    /// A packet counted missing has arrived after all: take it out of the lost (or pending) count.
-    private mutating func unmarkMissed(_ slot: Int) {
-        if slotMissedPending[slot] {
-            pendingMissing -= 1
-        } else {
-            counters.lost -= 1
-        }
-        slotMissed[slot] = .min
-        slotMissedPending[slot] = false
-    }
-
-    private mutating func copyFrames(
-        fromSlot slot: Int, offset: Int, count: Int, to output: UnsafeMutableBufferPointer<Float>, at outputFrame: Int,
-        fadeOutAtEnd: Bool
-    ) {
-        let channels = format.channels
-        let base = slot * format.samplesPerPacket + offset * channels
-        let fadeOutStart = format.packetFrames - fadeFrames
-        for frame in 0..<count {
-            // Fading in after silence or a fade-out, one step a frame; fading out toward a missing packet.
-            var step = min(fadeFrames, fadeStep + 1)
-            let framePosition = offset + frame
-            if fadeOutAtEnd, framePosition >= fadeOutStart {
-                step = min(step, format.packetFrames - framePosition - 1)
-            }
-            fadeStep = step
-            let gain = step == fadeFrames ? Float(1) : Float(step) / Float(fadeFrames)
-            let source = base + frame * channels
-            let destination = (outputFrame + frame) * channels
-            for channel in 0..<channels {
-                output[destination + channel] = samples[source + channel] * gain
-            }
-        }
-    }
-
-    /// Repetition concealment: plays a packet's frames at full level, crossfading from the concealment's
-    /// continuation while a crossfade lasts, and remembers them for the next gap.
-    private mutating func copyWithCrossfade(
-        fromSlot slot: Int, offset: Int, count: Int, to output: UnsafeMutableBufferPointer<Float>, at outputFrame: Int
-    ) {
-        let channels = format.channels
-        let base = slot * format.samplesPerPacket + offset * channels
-        let destination = outputFrame * channels
-        for index in 0..<(count * channels) { output[destination + index] = samples[base + index] }
-        inGap = false
-        if crossfadeOffset >= 0 {
-            let remaining = concealer.continuation(into: output, at: outputFrame, frames: count, offset: crossfadeOffset)
-            crossfadeOffset = remaining > 0 ? crossfadeOffset + count : -1
-            if remaining <= 0 { crossfadeAfterSkip = false }
-        }
-        concealer.record(output, from: outputFrame, frames: count)
-    }
-
-    private mutating func concealFrames(count: Int, in output: UnsafeMutableBufferPointer<Float>, at outputFrame: Int) {
-        let channels = format.channels
-        let start = outputFrame * channels
-        for index in start..<(start + count * channels) { output[index] = 0 }
-        fadeStep = 0
-        if state == .playing { counters.concealedFrames &+= UInt64(count) }
-    }
-}
-
-@inline(__always)
-private func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
-    let quotient = value / divisor
-    return (value % divisor != 0 && (value < 0) != (divisor < 0)) ? quotient - 1 : quotient
 }

@@ -8,8 +8,9 @@ import TuttiWire
 ///
 /// - Network thread: `accept(datagram:arrival:)` decodes and validates (SSRC, payload type, size) and
 ///   queues the packet in a `PacketRing`; anything else is counted invalid and dropped.
-/// - Device thread: `render(frames:now:captureClockNow:)` drains the ring into the `JitterBuffer`, plays
-///   `frames` frames into `output` and publishes the buffer's counters and the level of `output`
+/// - Device thread: `render(frames:now:captureClockNow:)` drains the ring into the `JitterBuffer`, lets the
+///   `LatencyPolicy` place and hold the latency, plays `frames` frames into `output`, and publishes the buffer's
+///   counters (every 10 ms of audio, and at once when its state changes) and the level of `output`
 ///   (`LevelMeter`, relaxed atomics).
 ///
 /// **Rate conversion and drift.** With `outputSampleRate` different from the stream's rate, or with drift
@@ -43,22 +44,12 @@ public final class StreamReceiver: @unchecked Sendable {
     public let resamples: Bool
     /// Stream frames read from the buffer for one period (resampler input). Device thread.
     private let resamplerInput: UnsafeMutableBufferPointer<Float>
-    private var newestArrival: HostTime?
-    /// Fixed target: whether the start of playout is aligned to the device's reads, and the arrival of the
-    /// packet the buffer last anchored on until the first read after it has done so (`alignStart`).
-    private let alignsStart: Bool
-    private var anchorArrival: HostTime?
-    /// Fixed target: stream frames read since the buffer last anchored, and whether the delay the anchor
-    /// packet had above the fastest one is still to be trimmed (`trimAnchorDelay`).
-    private var framesSinceAnchor = 0
-    private var trimPending = false
-    private var learnedLatencyChanges: UInt64 = 0
-    /// With a fixed target: the latency drift compensation holds, learned over the first second of playout.
-    private var levelSetpoint: Double
-    private var learnedResynchronizations: UInt64 = 0
-    private var learningPeriods = 0
-    private var learningSum = 0.0
-    private let learningLength: Int
+    /// Every latency decision (start placement, anchor trimming, drift setpoint). Device thread.
+    private var policy: LatencyPolicy
+    /// Stream frames read since the counters were last published, and how many make a publication.
+    private var framesSincePublished = 0
+    private let publishEveryFrames: Int
+    private var publishedState: JitterBufferState = .idle
     private let driftBits = Atomic<UInt64>(0)
     private let ratioBits = Atomic<UInt64>(0)
     /// The level of what `render` plays (after rate conversion and drift compensation, before any mix).
@@ -76,15 +67,14 @@ public final class StreamReceiver: @unchecked Sendable {
         let outputRate = outputSampleRate ?? format.sampleRate
         self.outputSampleRate = outputRate
         self.driftCompensation = driftCompensation
-        alignsStart = format.adaptiveLatencyFrames == nil && format.synchronizedLatencyNanoseconds == nil
+        policy = LatencyPolicy(format: format, periodsPerSecond: outputRate / max(1, maxPeriodFrames))
+        publishEveryFrames = max(1, format.sampleRate / 100)
         // A slower loop than the controller's default (10 s instead of 3 s; the level averaged over 3 s):
         // clocks drift steadily, and a slow loop keeps network jitter out of the pitch. ±500 ppm covers
         // sound cards, which differ by up to a few hundred ppm.
         drift = DriftController(DriftController.Configuration(
             sampleRate: outputRate, periodFrames: maxPeriodFrames, levelTimeConstant: 3, loopTimeConstant: 10,
             maximumCorrectionPPM: 500))
-        levelSetpoint = Double(format.targetLatencyFrames)
-        learningLength = max(1, outputRate / maxPeriodFrames)
         if outputRate != format.sampleRate || driftCompensation {
             do throws(ResamplerError) {
                 resampler = Optional(try Resampler(
@@ -149,25 +139,20 @@ public final class StreamReceiver: @unchecked Sendable {
             let inserted = jitterBuffer.insert(
                 sequenceNumber: entry.sequenceNumber, timestamp: entry.timestamp, captureTime: entry.captureTime,
                 arrival: entry.arrival, payload: payload)
-            if inserted == .resynchronized, alignsStart {
-                anchorArrival = entry.arrival
-                framesSinceAnchor = 0
-                trimPending = true
-            }
-            if newestArrival.map({ entry.arrival > $0 }) ?? true { newestArrival = entry.arrival }
+            if inserted == .resynchronized { policy.anchored(arrival: entry.arrival) }
         }) {}
         guard resampler != nil else {
-            if let arrival = anchorArrival { alignStart(anchoredAt: arrival, now: now, readFrames: frames) }
-            if trimPending { trimAnchorDelay(now: now, readFrames: frames) }
+            policy.beforeRead(&jitterBuffer, now: now, readFrames: frames, nominalReadFrames: frames, resampled: false)
             let captureTime = jitterBuffer.read(into: output, frames: frames, now: now, captureClockNow: captureClockNow)
-            published.publish(jitterBuffer.statistics, state: jitterBuffer.state)
+            publishIfDue(jitterBuffer.statistics, state: jitterBuffer.state, streamFrames: frames)
             measureLevel(frames: frames)
             return captureTime
         }
         let needed = resampler!.inputFramesNeeded(forOutputFrames: frames)
-        if let arrival = anchorArrival { alignStart(anchoredAt: arrival, now: now, readFrames: needed) }
-        if trimPending { trimAnchorDelay(now: now, readFrames: needed) }
-        var captureTime = jitterBuffer.read(into: resamplerInput, frames: needed, now: now, captureClockNow: captureClockNow)
+        let nominal = max(1, Int((Double(frames) * Double(format.sampleRate) / Double(outputSampleRate)).rounded()))
+        policy.beforeRead(&jitterBuffer, now: now, readFrames: needed, nominalReadFrames: nominal, resampled: true)
+        var captureTime = jitterBuffer.read(
+            into: resamplerInput, frames: needed, now: now, captureClockNow: captureClockNow, nominalFrames: nominal)
         do throws(ResamplerError) {
             _ = try resampler!.process(
                 input: UnsafeBufferPointer(resamplerInput), inputFrames: needed, output: output, outputFrames: frames)
@@ -176,16 +161,32 @@ public final class StreamReceiver: @unchecked Sendable {
         }
         var statistics = jitterBuffer.statistics
         let state = jitterBuffer.state
-        if driftCompensation { steerDrift(statistics, state: state, now: now) }
+        if driftCompensation { steerDrift(statistics, state: state) }
         // The resampler delays the audio: the output's first frame was captured that much earlier.
         let delay = Int64((resampler?.delayFrames ?? 0) * 1e9 / Double(outputSampleRate))
         if captureTime != .min { captureTime -= delay }
         if let latency = statistics.latencyNanoseconds { statistics.latencyNanoseconds = latency + delay }
-        published.publish(statistics, state: state)
-        driftBits.store(drift.driftEstimatePPM.bitPattern, ordering: .relaxed)
-        ratioBits.store((Double(format.sampleRate) / Double(outputSampleRate) * (resampler?.correction ?? 1)).bitPattern, ordering: .relaxed)
+        if publishIfDue(statistics, state: state, streamFrames: needed) {
+            driftBits.store(drift.driftEstimatePPM.bitPattern, ordering: .relaxed)
+            ratioBits.store((Double(format.sampleRate) / Double(outputSampleRate) * (resampler?.correction ?? 1)).bitPattern, ordering: .relaxed)
+        }
         measureLevel(frames: frames)
         return captureTime
+    }
+
+    /// Publishes the counters when 10 ms of the stream have been read since the last time, or the state
+    /// changed: the control plane reads at human rates, so a publication every period (19 relaxed stores)
+    /// would be spent on nobody. Device thread.
+    /// - Returns: whether it published.
+    @inline(__always)
+    @discardableResult
+    private func publishIfDue(_ statistics: JitterBufferStatistics, state: JitterBufferState, streamFrames: Int) -> Bool {
+        framesSincePublished += streamFrames
+        guard framesSincePublished >= publishEveryFrames || state != publishedState else { return false }
+        framesSincePublished = 0
+        publishedState = state
+        published.publish(statistics, state: state)
+        return true
     }
 
     /// Meters the period just played into `output` and publishes a completed window. Device thread.
@@ -200,71 +201,14 @@ public final class StreamReceiver: @unchecked Sendable {
     /// before the first completes. Any thread.
     public func levelReading() -> LevelReading? { level.latest }
 
-    /// Fixed target, at the first read after the buffer anchored: delays the start so that the buffer's slack
-    /// does not depend on when that read came.
-    ///
-    /// The buffer places its play head at anchoring as if reads were continuous: the anchor packet would wait
-    /// the target less one packet. Reads come once a period, though: a read that comes `elapsed` frames after
-    /// the anchor packet arrived has added `elapsed` to every packet's wait, and a packet whose start falls
-    /// inside a read of R frames is needed when that read starts, up to R − 1 frames before it plays. Left
-    /// alone, the slack of the slowest packets was the target less one packet less R − 1 plus `elapsed`: up to
-    /// a period less, depending only on the phase of the first read (in the lab, one leg of a 5 ms loop under
-    /// 0–4 ms of jitter played 24 % of its packets late and the other none). Delayed to R − 1 frames in
-    /// all, every packet that arrives up to the target less one packet after the anchor packet plays,
-    /// whatever the phase; the latency is the target plus up to a period (as the adaptive target counts a
-    /// period in). Device thread.
-    private func alignStart(anchoredAt arrival: HostTime, now: HostTime, readFrames: Int) {
-        anchorArrival = nil
-        let elapsed = (now.nanoseconds - arrival.nanoseconds) * Int64(format.sampleRate) / 1_000_000_000
-        let delay = Int64(readFrames - 1) - max(0, elapsed)
-        if delay > 0 { jitterBuffer.delayStart(byFrames: Int(delay)) }
-    }
-
-    /// Fixed target, from the first second after the buffer anchored to the third: lowers the latency to
-    /// the target plus `readFrames` − 1 against the fastest packet of the window (what `alignStart` gives
-    /// a first packet that was the fastest). The buffer anchors on the first packet, so a first packet that
-    /// came slower than most kept its extra delay for good: in the lab, under 0–4 ms of jitter, the two legs
-    /// of one loop ran 2 ms apart with the same 5 ms target. Skips whole periods of arrived audio, crossfaded,
-    /// as an adaptive target lowers; tried every 1024 frames (a pass over the lateness window). Device thread.
-    private func trimAnchorDelay(now: HostTime, readFrames: Int) {
-        let checkEvery = 1_024
-        let before = framesSinceAnchor
-        framesSinceAnchor += readFrames
-        guard framesSinceAnchor >= format.sampleRate else { return }
-        guard framesSinceAnchor < 3 * format.sampleRate else {
-            trimPending = false
-            return
-        }
-        guard before / checkEvery != framesSinceAnchor / checkEvery else { return }
-        _ = jitterBuffer.lowerLatency(toward: format.targetLatencyFrames + readFrames - 1, now: now, readFrames: readFrames)
-    }
-
     /// Once per period while playing: holds the buffer's latency, measured against the fastest recent packet
-    /// (`measuredLatencyFrames`, which jitter hardly moves and drift moves steadily), at the adaptive target,
-    /// or with a fixed target at the latency it settled at in its first second (learned again after every
-    /// re-anchor, and after `trimAnchorDelay` lowered it); the correction goes to the resampler.
-    private func steerDrift(_ statistics: JitterBufferStatistics, state: JitterBufferState, now: HostTime) {
+    /// (`measuredLatencyFrames`, which jitter hardly moves and drift moves steadily), at the setpoint the
+    /// latency policy gives (`LatencyPolicy.driftSetpoint`); the correction goes to the resampler.
+    private func steerDrift(_ statistics: JitterBufferStatistics, state: JitterBufferState) {
         guard state == .playing, let latency = statistics.measuredLatencyFrames else { return }
-        // A fixed target learns again after a re-anchor, or after its anchor delay was trimmed.
-        let trimmed = format.adaptiveLatencyFrames == nil && statistics.latencyChanges != learnedLatencyChanges
-        if statistics.resynchronizations != learnedResynchronizations || trimmed {
-            learnedResynchronizations = statistics.resynchronizations
-            learnedLatencyChanges = statistics.latencyChanges
-            learningPeriods = 0
-            learningSum = 0
-            drift.reset(driftPPM: drift.driftEstimatePPM)
-        }
-        let setpoint: Double
-        if format.adaptiveLatencyFrames != nil {
-            setpoint = Double(statistics.targetFrames)
-        } else if learningPeriods < learningLength {
-            learningSum += latency
-            learningPeriods += 1
-            if learningPeriods == learningLength { levelSetpoint = learningSum / Double(learningLength) }
-            return
-        } else {
-            setpoint = levelSetpoint
-        }
+        let estimate = drift.driftEstimatePPM
+        guard let setpoint = policy.driftSetpoint(statistics, measuredLatency: latency, reset: { drift.reset(driftPPM: estimate) })
+        else { return }
         let correction = drift.update(level: latency, target: setpoint)
         try? resampler!.setCorrection(correction, transitionFrames: 4 * format.packetFrames)
     }
@@ -285,9 +229,9 @@ public final class StreamReceiver: @unchecked Sendable {
     }
 }
 
-/// Jitter-buffer counters published by the device thread after each period (relaxed atomic stores) and
-/// read by the control plane. A reader may see counters from two consecutive periods mixed: each is a
-/// cumulative count, so a display is at most one period stale.
+/// Jitter-buffer counters published by the device thread every 10 ms of audio (relaxed atomic stores) and
+/// read by the control plane. A reader may see counters from two consecutive publications mixed: each is a
+/// cumulative count, so a display is at most 10 ms and a period stale.
 final class PublishedJitterStatistics: @unchecked Sendable {
     private let received = Atomic<UInt64>(0)
     private let lost = Atomic<UInt64>(0)

@@ -70,7 +70,7 @@ struct ConnectCommand: AsyncParsableCommand {
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "Latency of the receiver's jitter buffer: MS (fixed, default 5), MIN..MAX (adaptive: it follows the network's jitter within that range, in ms), or auto (adaptive, 2..40); at most \(StreamLimits.maxTargetLatencyMilliseconds) ms.",
+            "Latency of the receiver's jitter buffer: MS (fixed, default 4), MIN..MAX (adaptive: it follows the network's jitter within that range, in ms), or auto (adaptive, one packet..40); at least one packet (1.33 ms at 64 frames, 48 kHz), at most \(StreamLimits.maxTargetLatencyMilliseconds) ms.",
             valueName: "MS|MIN..MAX|auto"))
     var latency: String?
 
@@ -338,7 +338,8 @@ extension ConnectCommand {
     }
 }
 
-/// `--latency`: a fixed target (`5`), an adaptive range (`2..20`), or `auto` (adaptive, 2..40 ms).
+/// `--latency`: a fixed target (`4`), an adaptive range (`2..20`), or `auto` (adaptive, one packet to 40 ms:
+/// negotiation raises the range's floor to one packet).
 struct LatencyChoice {
     var fixed: Double?
     var range: ClosedRange<Double>?
@@ -348,7 +349,7 @@ struct LatencyChoice {
 
     init?(_ text: String) {
         if text.lowercased() == "auto" {
-            range = 2...40
+            range = 0.001...40
             return
         }
         let bounds = text.split(separator: "..", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }

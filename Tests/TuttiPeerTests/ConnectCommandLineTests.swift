@@ -36,13 +36,13 @@ final class ConnectCommandLineTests: XCTestCase {
         let first = try await tutti("connect", "stage:click", "foh:in")
         XCTAssertEqual(first.status, 0, first.error)
         let id = try await XCTUnwrapAsync(await connections(of: stage).first?.id)
-        XCTAssertEqual(first.output, "connected stage:click → foh:in: L24/48000/2ch, 64 frames/packet, target latency 5.00ms [\(id)]\n")
+        XCTAssertEqual(first.output, "connected stage:click → foh:in: L24/48000/2ch, 64 frames/packet, target latency 4.00ms [\(id)]\n")
 
         let second = try await tutti("connect", "stage:click", "foh:in")
         XCTAssertEqual(second.status, 0)
         XCTAssertEqual(
             second.output,
-            "already connected stage:click → foh:in: L24/48000/2ch, 64 frames/packet, target latency 5.00ms [\(id)]; nothing changed\n")
+            "already connected stage:click → foh:in: L24/48000/2ch, 64 frames/packet, target latency 4.00ms [\(id)]; nothing changed\n")
         XCTAssertEqual(second.error, "")
         let onSender = try await connections(of: stage)
         let onReceiver = try await connections(of: foh)

@@ -39,7 +39,7 @@ final class StandardReceiverConnectionTests: XCTestCase {
 
         let response = try await connect(sender, to: destination)
         guard case .connected(let summary) = response else { return XCTFail("expected connected, got \(response)") }
-        XCTAssertEqual(summary.format, StreamFormat(sampleRate: 48_000, channels: 2, sampleFormat: .l16, packetFrames: 64, targetLatencyFrames: 240))
+        XCTAssertEqual(summary.format, StreamFormat(sampleRate: 48_000, channels: 2, sampleFormat: .l16, packetFrames: 64, targetLatencyFrames: 192))
         XCTAssertEqual(summary.destination.description, "rtp://127.0.0.1:\(socket.localPort)")
         XCTAssertEqual(summary.rtpDestination, destination)
         XCTAssertEqual(summary.payloadType, 96)

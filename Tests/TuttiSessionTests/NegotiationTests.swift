@@ -57,20 +57,23 @@ final class NegotiationTests: XCTestCase {
     func testDefaults() {
         let format = agreed(offer(), receiver())
         XCTAssertEqual(
-            format, StreamFormat(sampleRate: 48_000, channels: 2, sampleFormat: .l24, packetFrames: 64, targetLatencyFrames: 240))
-        XCTAssertEqual(format?.description, "L24/48000/2ch, 64 frames/packet, target latency 5.00ms")
+            format, StreamFormat(sampleRate: 48_000, channels: 2, sampleFormat: .l24, packetFrames: 64, targetLatencyFrames: 192))
+        XCTAssertEqual(format?.description, "L24/48000/2ch, 64 frames/packet, target latency 4.00ms")
     }
 
     func testAnAdaptiveRangeStartsAtTheDefaultInsideIt() {
         let format = agreed(offer(options: ConnectOptions(latencyFloorMilliseconds: 2, latencyCeilingMilliseconds: 20)), receiver())
-        XCTAssertEqual(format?.adaptiveLatencyFrames, 128...960)  // the floor is at least two packets (2.67 ms)
-        XCTAssertEqual(format?.targetLatencyFrames, 240)
-        XCTAssertEqual(format?.description, "L24/48000/2ch, 64 frames/packet, target latency 5.00ms (adaptive 2.67–20.00ms)")
+        XCTAssertEqual(format?.adaptiveLatencyFrames, 96...960)
+        XCTAssertEqual(format?.targetLatencyFrames, 192)
+        XCTAssertEqual(format?.description, "L24/48000/2ch, 64 frames/packet, target latency 4.00ms (adaptive 2.00–20.00ms)")
+        // The floor is at least one packet (1.33 ms).
+        let low = agreed(offer(options: ConnectOptions(latencyFloorMilliseconds: 0.5, latencyCeilingMilliseconds: 20)), receiver())
+        XCTAssertEqual(low?.adaptiveLatencyFrames, 64...960)
         let high = agreed(offer(options: ConnectOptions(latencyFloorMilliseconds: 10, latencyCeilingMilliseconds: 40)), receiver())
         XCTAssertEqual(high?.targetLatencyFrames, 480, "starts at the floor when the default is below it")
     }
 
-    func testAdaptiveLatencyIsRefusedWithSynchronizedPlayoutOrBelowTwoPackets() {
+    func testAdaptiveLatencyIsRefusedWithSynchronizedPlayoutOrBelowOnePacket() {
         let synchronized = ConnectOptions(synchronizedLatencyMilliseconds: 20, latencyFloorMilliseconds: 2, latencyCeilingMilliseconds: 20)
         XCTAssertEqual(
             refusal(offer(options: synchronized), receiver())?.message,
@@ -78,7 +81,7 @@ final class NegotiationTests: XCTestCase {
         let tiny = ConnectOptions(packetFrames: 128, latencyMilliseconds: 5.34, latencyFloorMilliseconds: 1, latencyCeilingMilliseconds: 2)
         XCTAssertEqual(
             refusal(offer(options: tiny), receiver())?.message,
-            "latency range 1–2 ms is below two packets (5.33 ms); raise the ceiling or lower --frames")
+            "latency range 1–2 ms is below one packet (2.67 ms at 128 frames, 48 kHz): the lowest is 2.67 ms; raise the ceiling or lower --frames")
     }
 
     func testRateIsFirstCommonInReceiversOrder() {
@@ -108,23 +111,25 @@ final class NegotiationTests: XCTestCase {
     func testPortAlreadyRunningAt44100ForcesIt() {
         let format = agreed(offer(sampleRates: [48_000, 44_100]), receiver(sampleRates: [48_000, 44_100], activeSampleRate: 44_100))
         XCTAssertEqual(format?.sampleRate, 44_100)
-        XCTAssertEqual(format?.targetLatencyFrames, 221)  // 5 ms × 44.1 = 220.5, rounded
+        XCTAssertEqual(format?.targetLatencyFrames, 176)  // 4 ms × 44.1 = 176.4, rounded
         // An explicit request for the running rate is fine too.
         XCTAssertEqual(
             agreed(offer(options: ConnectOptions(sampleRate: 44_100)), receiver(activeSampleRate: 44_100))?.sampleRate, 44_100)
     }
 
-    func testLargePacketsRaiseTheDefaultLatencyToTwoPackets() {
-        // Mono, so 256 frames of L24 (768 bytes) fit a packet.
+    func testLargePacketsRaiseTheDefaultLatencyToOnePacketPlusTwoMilliseconds() {
+        // Mono, so 256 frames of L24 (768 bytes) fit a packet: 5.33 ms, and 2 ms of slack.
         let format = agreed(offer(channels: 1, options: ConnectOptions(packetFrames: 256)), receiver())
         XCTAssertEqual(format?.packetFrames, 256)
-        XCTAssertEqual(format?.targetLatencyFrames, 512)
+        XCTAssertEqual(format?.targetLatencyFrames, 256 + 96)
     }
 
-    func testLatencyOfExactlyTwoPacketsIsAccepted() {
-        let twoPackets = 2 * 128 * 1_000 / 48_000.0
-        let format = agreed(offer(options: ConnectOptions(packetFrames: 128, latencyMilliseconds: twoPackets)), receiver())
-        XCTAssertEqual(format?.targetLatencyFrames, 256)
+    func testLatencyOfExactlyOnePacketIsAccepted() {
+        let onePacket = 64 * 1_000 / 48_000.0
+        let format = agreed(offer(options: ConnectOptions(latencyMilliseconds: onePacket)), receiver())
+        XCTAssertEqual(format?.targetLatencyFrames, 64)
+        let large = agreed(offer(options: ConnectOptions(packetFrames: 128, latencyMilliseconds: 128 * 1_000 / 48_000.0)), receiver())
+        XCTAssertEqual(large?.targetLatencyFrames, 128)
         XCTAssertEqual(
             agreed(offer(options: ConnectOptions(latencyMilliseconds: 2_000)), receiver())?.targetLatencyFrames, 96_000)
     }
@@ -216,12 +221,23 @@ final class NegotiationTests: XCTestCase {
         XCTAssertEqual(l16?.message, "packets of 128 frames × 8 channels of L16 exceed 1400 bytes; use at most 87 frames")
     }
 
-    func testLatencyBelowTwoPackets() {
+    func testLatencyBelowOnePacketIsRefusedWithTheLowestPossible() {
         let refusal = refusal(offer(channels: 1, options: ConnectOptions(packetFrames: 256, latencyMilliseconds: 5)), receiver())
         XCTAssertEqual(refusal?.code, .invalidOption)
-        XCTAssertEqual(refusal?.message, "latency 5 ms is below two packets (10.67 ms); raise --latency or lower --frames")
-        let fractional = self.refusal(offer(options: ConnectOptions(latencyMilliseconds: 2.5)), receiver())
-        XCTAssertEqual(fractional?.message, "latency 2.5 ms is below two packets (2.67 ms); raise --latency or lower --frames")
+        XCTAssertEqual(
+            refusal?.message,
+            "latency 5 ms is below one packet (5.33 ms at 256 frames, 48 kHz): the lowest is 5.33 ms; raise --latency or lower --frames")
+        let fractional = self.refusal(offer(options: ConnectOptions(latencyMilliseconds: 1)), receiver())
+        XCTAssertEqual(
+            fractional?.message,
+            "latency 1 ms is below one packet (1.33 ms at 64 frames, 48 kHz): the lowest is 1.33 ms; raise --latency or lower --frames")
+        let cd = self.refusal(
+            offer(sampleRates: [44_100], options: ConnectOptions(packetFrames: 128, latencyMilliseconds: 2.5)), receiver(sampleRates: [44_100]))
+        XCTAssertEqual(
+            cd?.message,
+            "latency 2.5 ms is below one packet (2.9 ms at 128 frames, 44.1 kHz): the lowest is 2.9 ms; raise --latency or lower --frames")
+        // Two packets were the lowest before; 2.5 ms at 64 frames is now a packet and 1.17 ms of slack.
+        XCTAssertEqual(agreed(offer(options: ConnectOptions(latencyMilliseconds: 2.5)), receiver())?.targetLatencyFrames, 120)
     }
 
     func testLatencyAboveTwoSeconds() {

@@ -30,7 +30,7 @@ final class StandardReceiverFormatTests: XCTestCase {
 
     func testDefaultsAreL16At48kHzWithThePortsChannels() throws {
         let format = try choose(port(channels: 2, rates: [44_100, 48_000])).get()
-        XCTAssertEqual(format, StreamFormat(sampleRate: 48_000, channels: 2, sampleFormat: .l16, packetFrames: 64, targetLatencyFrames: 240))
+        XCTAssertEqual(format, StreamFormat(sampleRate: 48_000, channels: 2, sampleFormat: .l16, packetFrames: 64, targetLatencyFrames: 192))
         let cdOnly = try choose(port(channels: 6, rates: [44_100, 22_050])).get()
         XCTAssertEqual(cdOnly.sampleRate, 44_100, "the port's first rate when it cannot run at 48 kHz")
         XCTAssertEqual(cdOnly.channels, 6)
@@ -39,7 +39,7 @@ final class StandardReceiverFormatTests: XCTestCase {
 
     func testOptionsAreHonoured() throws {
         let format = try choose(port(), options: ConnectOptions(sampleRate: 44_100, channels: 1, sampleFormat: .l24, packetFrames: 48)).get()
-        XCTAssertEqual(format, StreamFormat(sampleRate: 44_100, channels: 1, sampleFormat: .l24, packetFrames: 48, targetLatencyFrames: 221))
+        XCTAssertEqual(format, StreamFormat(sampleRate: 44_100, channels: 1, sampleFormat: .l24, packetFrames: 48, targetLatencyFrames: 176))
     }
 
     func testOpusIs48kHzAndAtMostStereo() throws {

@@ -6,8 +6,9 @@ import XCTest
 
 /// A fixed target's slack must not depend on when the device's first read comes after the first packet:
 /// every packet that arrives up to the target less one packet after the anchor packet plays, whatever the
-/// phase (`StreamReceiver` aligns the start; before, a read right after the anchor packet left up to a period
-/// less, and one leg of a lab loop under 0–4 ms of jitter played 24 % of its packets late).
+/// phase (`LatencyPolicy` places the start at the aligned latency; before any alignment, a read right after
+/// the anchor packet left up to a period less, and one leg of a lab loop under 0–4 ms of jitter played 24 %
+/// of its packets late).
 final class FixedTargetStartTests: XCTestCase {
     /// 64-frame packets, 5 ms (240 frames) target, 64-frame device reads: the slack is 240 − 64 = 176 frames.
     private let format = StreamFormat(sampleRate: 48_000, channels: 2, sampleFormat: .l24, packetFrames: 64, targetLatencyFrames: 240)
@@ -88,17 +89,18 @@ final class FixedTargetStartTests: XCTestCase {
         }
     }
 
-    func testTheStartIsDelayedByLessThanAReadAndTheSameForEveryPhase() {
-        // The first packet plays target − packet + read − 1 frames after it arrived (176 + 63 = 239),
-        // whatever the phase of the first read (its first sample may fall on the fade-in's zero: a frame).
-        var starts: Set<Int> = []
+    func testTheStartIsAtTheAlignedLatencyOfItsPhaseAndLessThanAReadAboveTheSlack() {
+        // The first packet plays as long after it arrived as the aligned latency for the phase of the first
+        // read wants, less the packet (`referenceAlignedLatency`): the slack (176) plus only the part of the
+        // phase it does not cover, never a whole read more (its first sample may fall on the fade-in's zero: a
+        // frame).
         for phase: Int64 in [0, 1, 16, 32, 48, 63] {
             let (_, start, _) = run(phase: phase, maxExtraDelay: 0, packetCount: 50)
-            starts.insert(start)
+            let expected = referenceAlignedLatency(target: 240, packet: 64, read: read, phase: Int(phase)) - 64
+            XCTAssertEqual(start, expected, accuracy: 1, "phase \(phase)")
             XCTAssertGreaterThanOrEqual(start, 176, "phase \(phase): started before the slack")
-            XCTAssertLessThanOrEqual(start, 176 + read, "phase \(phase): delayed by more than a read")
+            XCTAssertLessThan(start, 176 + read, "phase \(phase): delayed by a read or more")
         }
-        XCTAssertLessThanOrEqual(starts.max()! - starts.min()!, 1, "the start depends on the phase: \(starts.sorted())")
     }
 
     func testASlowFirstPacketsDelayIsTrimmedAfterTheFirstSecond() {
@@ -109,11 +111,13 @@ final class FixedTargetStartTests: XCTestCase {
         let (fast, _, fastLatency) = run(phase: 0, maxExtraDelay: 20, packetCount: 1_500)
         XCTAssertEqual(slow.late, 0)
         XCTAssertEqual(slow.received, 1_500)
-        XCTAssertGreaterThanOrEqual(slow.skippedFrames, 120, "the anchor delay was not trimmed")
+        XCTAssertGreaterThanOrEqual(slow.skippedFrames, 64, "the anchor delay was not trimmed")
         XCTAssertGreaterThanOrEqual(slow.latencyChanges, 1)
-        // Within a packet: skips are whole periods of the audio (the repetition's), and less than half a
-        // packet is not worth one.
-        XCTAssertLessThanOrEqual(abs(slowLatency - fastLatency), 64, "slow first packet: \(slowLatency) frames, fast: \(fastLatency)")
+        // Within a frame of the aligned latency: the trim skips the excess itself. The reads start at the first
+        // arrival, so the slow run's reads come 150 frames (22 modulo the packet) later against the fastest
+        // packets' arrivals than the fast run's.
+        XCTAssertEqual(slowLatency, Int64(referenceAlignedLatency(target: 240, packet: 64, read: read, phase: 150 % 64)), accuracy: 1)
+        XCTAssertEqual(fastLatency, Int64(referenceAlignedLatency(target: 240, packet: 64, read: read, phase: 0)), accuracy: 1)
         XCTAssertEqual(fast.skippedFrames, 0, "nothing to trim when the first packet was the fastest")
         XCTAssertEqual(fast.latencyChanges, 0)
     }

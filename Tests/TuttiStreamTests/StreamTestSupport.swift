@@ -222,3 +222,27 @@ func referenceJitter(_ packets: [(arrivalFrame: Int64, timestamp: Int64)], sampl
     }
     return jitter
 }
+
+/// The plain reference for `LatencyPolicy.alignedLatency`: tries every latency from the target up, and
+/// accepts the first at which each of 2P consecutive reads finds the packet holding its last frame
+/// arrived at least the slack (target − packet) before it. Packet j (frames jP ..< (j+1)P) arrives at
+/// (j+1)P; reads come `phase` after a packet's arrival, every `read` frames; a read at t with latency L
+/// plays t − L ..< t − L + read.
+func referenceAlignedLatency(target: Int, packet: Int, read: Int, phase: Int) -> Int {
+    let slack = target - packet
+    var latency = target
+    while true {
+        var everyReadKeepsTheSlack = true
+        for k in 0..<(2 * packet) {
+            let t = 10 * packet + packet + phase + k * read
+            let last = t - latency + read - 1
+            let arrival = (last / packet + 1) * packet
+            if t - arrival < slack {
+                everyReadKeepsTheSlack = false
+                break
+            }
+        }
+        if everyReadKeepsTheSlack { return latency }
+        latency += 1
+    }
+}

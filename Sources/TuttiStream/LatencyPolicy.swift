@@ -1,0 +1,213 @@
+import TuttiCore
+
+/// The one owner of a receiving stream's latency policy, for fixed and adaptive targets alike: where playout
+/// starts, what latency the buffer is held at, and what drift compensation steers toward.
+///
+/// **The target.** A target of T frames is one packet (P frames: the packet must be whole before it is sent)
+/// plus the jitter slack S = T − P: every packet that arrives up to S after the fastest one plays. The lowest
+/// target is one packet (S = 0: a jitter-free network). Latency is counted as the buffer measures it: how far
+/// the play head is behind the arrival of the fastest recent packet, plus one packet
+/// (`JitterBufferStatistics.measuredLatencyFrames`); capture-to-playout adds the network's own delay.
+///
+/// **Reads aligned to the packet grid.** The device reads R frames at a time, at instants whose phase against
+/// the packets' arrivals is whatever it is. A read needs all of its frames, so its slack is set by the packet
+/// holding its last frame. `alignedLatency` gives the lowest latency, at or above the target, at which every
+/// read keeps the whole slack: with R equal to P (or dividing it) reads end on packet boundaries, and the
+/// latency is the target plus the part of the phase that the slack does not already cover (0 … R − 1 frames,
+/// 0 when the reads come just as the packets have waited the slack), instead of the target plus R − 1 for
+/// every phase. The phase itself cannot be removed here: a read cannot come earlier than the device's clock.
+///
+/// **Fixed target** (`startPlayout`, `trimAnchorDelay`, `learnSetpoint`): the buffer anchors on the first
+/// packet; at the first read after that, the play head is placed at the aligned latency (moved back, or forward
+/// over audio that has already waited longer, as when packets came in a burst before the read); from the first
+/// second to the third, the delay the anchor packet had above the fastest one is trimmed (that many frames of
+/// arrived audio skipped with a crossfade, so the latency lands on the aligned one); drift compensation then holds the latency measured over the first second.
+///
+/// **Adaptive target** (`adaptiveTargetFrames`, `adaptiveStep`): the controller's 99th percentile of lateness
+/// plus one packet and 0.5 ms, aligned the same way, and when to move toward it; the jitter buffer moves its
+/// play head (stretching or skipping audio, `JitterBuffer.read`).
+///
+/// Realtime-safe: yes (no allocation, lock or log). Thread-safe: no (the device thread owns it).
+public struct LatencyPolicy: Sendable {
+    public let format: StreamFormat
+    /// Whether this stream uses a fixed target without synchronized playout (start placement and trimming).
+    public let placesFixedStart: Bool
+
+    /// Arrival of the packet the buffer last anchored on, until the first read after it placed the start.
+    private var anchorArrival: HostTime?
+    /// Stream frames read since the buffer last anchored, and whether the anchor's extra delay is still to trim.
+    private var framesSinceAnchor = 0
+    private var trimPending = false
+    /// Drift compensation's setpoint with a fixed target: the latency averaged over the first second of playout.
+    public private(set) var levelSetpoint: Double
+    private var learnedLatencyChanges: UInt64 = 0
+    private var learnedResynchronizations: UInt64 = 0
+    private var learningPeriods = 0
+    private var learningSum = 0.0
+    private let learningLength: Int
+
+    /// - Parameters:
+    ///   - format: the negotiated stream.
+    ///   - periodsPerSecond: device periods per second (how many periods the setpoint is learned over).
+    public init(format: StreamFormat, periodsPerSecond: Int) {
+        self.format = format
+        placesFixedStart = format.adaptiveLatencyFrames == nil && format.synchronizedLatencyNanoseconds == nil
+        levelSetpoint = Double(format.targetLatencyFrames)
+        learningLength = max(1, periodsPerSecond)
+    }
+
+    /// The lowest latency, at or above `targetFrames`, at which reads of `readFrames` that come `phaseFrames`
+    /// after a packet on the grid arrived (any such packet: only the phase modulo the packet counts) all keep
+    /// the slack `targetFrames − packetFrames`. Pure.
+    ///
+    /// A read at t playing frames [h, h + R) at latency L (h = t − L, on the fastest packets' arrival axis)
+    /// needs the packet holding h + R − 1, which arrived at its start plus P; its slack is
+    /// L − P − R + 1 + ((h + R − 1) mod P) measured from the grid. Over consecutive reads, (h + R − 1) mod P takes
+    /// every value congruent to it modulo g = gcd(R, P), so the worst read's slack is
+    /// L − P − R + 1 + ((h + R − 1) mod g): the answer is the smallest excess e ≥ 0 that makes it ≥ T − P.
+    /// - Returns: `targetFrames` plus 0 … R + g − 2 frames (R − g of them only when reads are longer than packets
+    ///   or off their grid: a read's first frame then waits for its last).
+    @_noLocks @_noAllocation
+    public static func alignedLatency(targetFrames: Int, packetFrames: Int, readFrames: Int, phaseFrames: Int) -> Int {
+        precondition(packetFrames > 0 && readFrames > 0)
+        let grid = greatestCommonDivisor(readFrames, packetFrames)
+        // (h + R − 1) mod g at latency exactly T, where h = phase + P − T on the grid's own axis.
+        let atTarget = modulo(phaseFrames + packetFrames - targetFrames + readFrames - 1, grid)
+        var excess = 0
+        while excess - readFrames + 1 + modulo(atTarget - excess, grid) < 0 { excess += 1 }
+        return targetFrames + excess
+    }
+
+    /// The adaptive target for a lateness percentile (frames) and reads of `readFrames` at `phaseFrames`: the
+    /// lateness plus the controller's margin (one packet and 0.5 ms), within the negotiated range, aligned
+    /// (`alignedLatency`; the alignment may take it up to a read above the ceiling). Pure.
+    public static func adaptiveTargetFrames(
+        latenessFrames: Double, controller: borrowing AdaptiveLatencyController, packetFrames: Int, readFrames: Int,
+        phaseFrames: Int
+    ) -> Int {
+        let target = controller.targetFrames(latenessFrames: latenessFrames, periodFrames: 0)
+        return alignedLatency(targetFrames: target, packetFrames: packetFrames, readFrames: readFrames, phaseFrames: phaseFrames)
+    }
+
+    /// What an adaptive buffer should do with its latency now (it asks at most every 100 ms).
+    public enum AdaptiveStep: Hashable, Sendable {
+        case hold
+        /// Raise by at least this many frames (rounded up to whole periods of the audio).
+        case raise(Int)
+        /// Lower by at most this many frames (whole periods of the audio that have arrived).
+        case lower(atMost: Int)
+    }
+
+    /// The adaptive buffer's move from its measured latency to its aligned target (`adaptiveTargetFrames`):
+    /// up as soon as it is below (a frame below the aligned target loses a whole step of slack), by at most
+    /// 10 ms at a time; down only when half a packet above (each move is a crossfaded splice: not worth less).
+    /// Pure.
+    @_noLocks @_noAllocation
+    public static func adaptiveStep(currentFrames: Int, desiredFrames: Int, packetFrames: Int, sampleRate: Int) -> AdaptiveStep {
+        let difference = desiredFrames - currentFrames
+        if difference > 0 { return .raise(min(difference, sampleRate / 100)) }
+        if -difference * 2 >= packetFrames { return .lower(atMost: -difference) }
+        return .hold
+    }
+
+    /// The buffer (re)anchored on a packet that arrived at `arrival`. Device thread.
+    public mutating func anchored(arrival: HostTime) {
+        guard placesFixedStart else { return }
+        anchorArrival = arrival
+        framesSinceAnchor = 0
+        trimPending = true
+    }
+
+    /// Before each read of `readFrames` stream frames at `now`: places the start at the first read after an
+    /// anchor, and trims the anchor's delay from the first second to the third. `nominalReadFrames` is what
+    /// the reads come in on average (they differ by a frame through a resampler). Device thread.
+    public mutating func beforeRead(
+        _ buffer: inout JitterBuffer, now: HostTime, readFrames: Int, nominalReadFrames: Int, resampled: Bool
+    ) {
+        guard placesFixedStart else { return }
+        if let arrival = anchorArrival {
+            anchorArrival = nil
+            startPlayout(&buffer, anchoredAt: arrival, now: now, nominalReadFrames: nominalReadFrames, resampled: resampled)
+        }
+        if trimPending { trimAnchorDelay(&buffer, now: now, readFrames: readFrames, nominalReadFrames: nominalReadFrames, resampled: resampled) }
+    }
+
+    /// Frames added to the aligned latency when reads vary by a frame around their nominal size (a resampler
+    /// asks for one more or one fewer now and then): the latency may then wobble by that much and stays inside
+    /// the aligned step, where the slack is the same.
+    private static func wobbleFrames(resampled: Bool) -> Int { resampled ? 2 : 0 }
+
+    /// Fixed target, first read after the anchor: moves the play head so that the latency is the aligned one
+    /// for the phase of this read against the anchor packet's arrival. The buffer placed the head as if reads
+    /// were continuous (the anchor packet waiting T − P); the read came `elapsed` frames after the anchor
+    /// packet arrived, so every packet has already waited that much longer.
+    private func startPlayout(
+        _ buffer: inout JitterBuffer, anchoredAt arrival: HostTime, now: HostTime, nominalReadFrames: Int, resampled: Bool
+    ) {
+        let elapsed = Int((now.nanoseconds - arrival.nanoseconds) * Int64(format.sampleRate) / 1_000_000_000)
+        let latency = Self.alignedLatency(
+            targetFrames: format.targetLatencyFrames, packetFrames: format.packetFrames, readFrames: nominalReadFrames,
+            phaseFrames: elapsed) + Self.wobbleFrames(resampled: resampled)
+        // At latency T the head would be `elapsed` ahead of where the buffer put it; at the aligned latency,
+        // `latency − T` less.
+        buffer.moveStart(byFrames: elapsed - (latency - format.targetLatencyFrames))
+    }
+
+    /// Fixed target, from the first second after the anchor to the third: lowers the latency to the aligned
+    /// latency against the fastest packet of the window. The buffer anchors on the first packet, so a first
+    /// packet that came slower than most kept its extra delay for good (in the lab, under 0–4 ms of jitter, the
+    /// two legs of one loop ran 2 ms apart with the same 5 ms target). Tried every 1024 frames (a pass over the
+    /// lateness window).
+    private mutating func trimAnchorDelay(
+        _ buffer: inout JitterBuffer, now: HostTime, readFrames: Int, nominalReadFrames: Int, resampled: Bool
+    ) {
+        let checkEvery = 1_024
+        let before = framesSinceAnchor
+        framesSinceAnchor += readFrames
+        guard framesSinceAnchor >= format.sampleRate else { return }
+        guard framesSinceAnchor < 3 * format.sampleRate else {
+            trimPending = false
+            return
+        }
+        guard before / checkEvery != framesSinceAnchor / checkEvery, let phase = buffer.arrivalPhaseFrames(now: now) else { return }
+        let toward = Self.alignedLatency(
+            targetFrames: format.targetLatencyFrames, packetFrames: format.packetFrames, readFrames: nominalReadFrames,
+            phaseFrames: phase) + Self.wobbleFrames(resampled: resampled)
+        _ = buffer.lowerLatency(toward: toward, now: now, readFrames: readFrames, exactly: true)
+    }
+
+    /// Once per period while playing, for drift compensation: the latency to hold. Adaptive: the buffer's
+    /// target now. Fixed: nil while the latency of the first second of playout is learned (again after every
+    /// re-anchor and after a trim), then that latency. `reset` is called when learning starts again (the
+    /// drift loop restarts from its estimate). Device thread.
+    public mutating func driftSetpoint(_ statistics: JitterBufferStatistics, measuredLatency latency: Double, reset: () -> Void) -> Double? {
+        let trimmed = format.adaptiveLatencyFrames == nil && statistics.latencyChanges != learnedLatencyChanges
+        if statistics.resynchronizations != learnedResynchronizations || trimmed {
+            learnedResynchronizations = statistics.resynchronizations
+            learnedLatencyChanges = statistics.latencyChanges
+            learningPeriods = 0
+            learningSum = 0
+            reset()
+        }
+        if format.adaptiveLatencyFrames != nil { return Double(statistics.targetFrames) }
+        guard learningPeriods >= learningLength else {
+            learningSum += latency
+            learningPeriods += 1
+            if learningPeriods == learningLength { levelSetpoint = learningSum / Double(learningLength) }
+            return nil
+        }
+        return levelSetpoint
+    }
+}
+
+@inline(__always)
+private func modulo(_ value: Int, _ divisor: Int) -> Int {
+    let remainder = value % divisor
+    return remainder < 0 ? remainder + divisor : remainder
+}
+
+private func greatestCommonDivisor(_ a: Int, _ b: Int) -> Int {
+    var (x, y) = (abs(a), abs(b))
+    while y != 0 { (x, y) = (y, x % y) }
+    return max(1, x)
+}

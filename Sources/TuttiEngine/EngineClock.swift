@@ -4,7 +4,8 @@ import TuttiIO
 /// One paced device clock of a peer's media engine, at one (sample rate, period): a single thread that wakes
 /// once per period and, in that one wake-up, takes in every packet that has arrived for the receiving
 /// connections of its ports (`network`: one `epoll_wait` and one `recvmmsg` per ready socket, kernel arrival
-/// times), then runs every port attached to it, receivers and senders alike (senders send what is due).
+/// times), then runs every port attached to it, receivers and senders alike, and sends what the senders
+/// queued, to every destination, with one `sendmmsg` (`fanOut`).
 ///
 /// The thread runs only while a port is attached: it starts with the first `attach` and stops after the last
 /// `detach`. Ports come and go while it runs, through a lock-free `ConnectionTable` of `PeriodNode`s.
@@ -20,6 +21,9 @@ package final class EngineClock: @unchecked Sendable {
     /// The sockets of the receiving connections of this clock's ports, served at the start of each period by
     /// the clock's own thread (never started as a thread of its own).
     package let network: PacketReceiveLoop
+    /// The period's outgoing packets of every sender port on this clock; written and flushed by the clock
+    /// thread only (allocated here, freed in `deinit`).
+    package let fanOut: UnsafeMutablePointer<SendFanOut>
     private var device: PacedDeviceClock?
     /// Overruns of earlier runs of the thread (each run has its own `PacedDeviceClock`).
     private var earlierOverruns: UInt64 = 0
@@ -31,19 +35,28 @@ package final class EngineClock: @unchecked Sendable {
     /// - Parameter threaded: false for a clock driven by hand (`runPeriod(at:)`, deterministic tests): no
     ///   thread is started.
     /// - Throws: `EngineError` when the system refuses the network poller (epoll, eventfd).
-    package init(name: String, sampleRate: Int, periodFrames: Int, threaded: Bool = true) throws(EngineError) {
+    /// - Parameter sendSocket: the socket the clock's sender ports send from (the engine's).
+    package init(
+        name: String, sampleRate: Int, periodFrames: Int, sendSocket: UDPSocket, threaded: Bool = true
+    ) throws(EngineError) {
         do {
             network = try PacketReceiveLoop(capacity: MediaEngine.receiveCapacity, name: name)
         } catch {
             throw EngineError("cannot poll the network: \(error)")
         }
+        fanOut = .allocate(capacity: 1)
+        fanOut.initialize(to: SendFanOut(socket: sendSocket))
         self.name = name
         self.threaded = threaded
         self.sampleRate = sampleRate
         self.periodFrames = periodFrames
     }
 
-    deinit { device?.stop() }
+    deinit {
+        device?.stop()
+        fanOut.deinitialize(count: 1)
+        fanOut.deallocate()
+    }
 
     /// Whether the clock thread runs (some port is attached). Control plane.
     package var isRunning: Bool { device != nil }
@@ -87,11 +100,13 @@ package final class EngineClock: @unchecked Sendable {
         device = nil
     }
 
-    /// The period loop's body: the packets that arrived, then every attached port. Clock thread only.
+    /// The period loop's body: the packets that arrived, every attached port, then the packets to send.
+    /// Clock thread only.
     private static let runPeriod: PacedDeviceClock.Handler = { context, periodTime, frames in
         Unmanaged<EngineClock>.fromOpaque(context!)._withUnsafeGuaranteedRef { clock in
             clock.network.receiveReady()
             clock.nodes.forEachActive { node in node.handler(node.context, periodTime, frames) }
+            clock.fanOut.pointee.flush()
         }
     }
 

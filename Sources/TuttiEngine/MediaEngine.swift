@@ -15,6 +15,7 @@ package final class MediaEngine: @unchecked Sendable {
     private let threaded: Bool
     private var clocks: [Int: EngineClock] = [:]
     private var loop: PacketReceiveLoop?
+    private var sender: UDPSocket?
 
     /// - Parameter threaded: false for an engine whose clocks are driven by hand (deterministic tests).
     package init(periodFrames: Int, threaded: Bool = true) {
@@ -29,9 +30,25 @@ package final class MediaEngine: @unchecked Sendable {
     package func clock(sampleRate: Int) throws(EngineError) -> EngineClock {
         if let clock = clocks[sampleRate] { return clock }
         let clock = try EngineClock(
-            name: "tutti-clock-\(sampleRate / 1000)k", sampleRate: sampleRate, periodFrames: periodFrames, threaded: threaded)
+            name: "tutti-clock-\(sampleRate / 1000)k", sampleRate: sampleRate, periodFrames: periodFrames,
+            sendSocket: try sendSocket(), threaded: threaded)
         clocks[sampleRate] = clock
         return clock
+    }
+
+    /// The one socket every sender port of the peer sends from (made on first use): a clock sends all its
+    /// ports' packets of a period with one `sendmmsg` from it. Control plane.
+    ///
+    /// - Throws: `EngineError` when no UDP socket can be opened.
+    package func sendSocket() throws(EngineError) -> UDPSocket {
+        if let sender { return sender }
+        do {
+            let created = try UDPSocket()
+            sender = created
+            return created
+        } catch {
+            throw EngineError("cannot open a UDP socket: \(error)")
+        }
     }
 
     /// The network thread that receives the datagrams of `jack` ports' connections (made and started on first

@@ -2,17 +2,18 @@ import TuttiCore
 import TuttiIO
 
 /// What a paced sender port does in each period of its engine clock: render one period of its source, stamp
-/// it with its capture time, hand it to every connection, which packetize it, and send all their packets
-/// in one system call (`SendFanOut`).
+/// it with its capture time, and hand it to every connection, which packetize it onto the clock's fan-out
+/// (sent, with every other sender port's packets of the period, in one system call).
 ///
 /// Lives behind an `UnsafeMutablePointer` that `SenderPort` allocates when it starts streaming and frees
 /// after detaching it from the clock; the clock passes it to `handler` as the context. Class references are
-/// held unmanaged (the port keeps them alive), so the period does no reference counting; only the fan-out's
-/// batch changes. Realtime-safe: yes.
+/// held unmanaged (the port keeps them alive), so the period does no reference counting; all fields are
+/// immutable. Realtime-safe: yes.
 package struct PacedSenderProcessor: ~Copyable {
     package let table: Unmanaged<ConnectionTable<SendConnection>>
-    /// The period's datagrams to every connection, sent in one system call.
-    package var fanOut: SendFanOut
+    /// The clock's fan-out: the period's datagrams of every sender port on the clock, which the clock sends
+    /// in one system call after running its ports.
+    package let fanOut: UnsafeMutablePointer<SendFanOut>
     package let renderer: Unmanaged<SourceRenderer>
     package let captureClock: CaptureClockSource
     package let channels: Int
@@ -20,11 +21,11 @@ package struct PacedSenderProcessor: ~Copyable {
     package let period: UnsafeMutableBufferPointer<Float>
 
     package init(
-        table: ConnectionTable<SendConnection>, socket: UDPSocket, renderer: SourceRenderer, captureClock: CaptureClockSource,
-        channels: Int, periodFrames: Int
+        table: ConnectionTable<SendConnection>, fanOut: UnsafeMutablePointer<SendFanOut>, renderer: SourceRenderer,
+        captureClock: CaptureClockSource, channels: Int, periodFrames: Int
     ) {
         self.table = Unmanaged.passUnretained(table)
-        fanOut = SendFanOut(socket: socket)
+        self.fanOut = fanOut
         self.renderer = Unmanaged.passUnretained(renderer)
         self.captureClock = captureClock
         self.channels = channels
@@ -41,7 +42,7 @@ package struct PacedSenderProcessor: ~Copyable {
     }
 
     /// Renders and sends one period that starts at `periodTime`. Clock thread only.
-    package mutating func process(frames: Int, periodTime: HostTime) {
+    package func process(frames: Int, periodTime: HostTime) {
         // Capture time: the period's nominal start on the capture clock (Link ghost time or wall clock).
         let captureTime = captureClock.captureTime(of: periodTime)
         let channels = channels
@@ -49,9 +50,8 @@ package struct PacedSenderProcessor: ~Copyable {
         let samples = UnsafeBufferPointer(period)
         table._withUnsafeGuaranteedRef { table in
             table.forEachActive { connection in
-                connection.send(samples, portChannels: channels, frames: frames, captureTime: captureTime, fanOut: &fanOut)
+                connection.send(samples, portChannels: channels, frames: frames, captureTime: captureTime, fanOut: &fanOut.pointee)
             }
         }
-        fanOut.flush()
     }
 }

@@ -1,14 +1,14 @@
 import TuttiIO
 
-/// A sender port's packets of one period, to all its connections, sent with one `sendmmsg` from the port's
-/// socket instead of one `sendto` per connection and packet.
+/// The packets of one period to every connection of one or more sender ports (an engine clock's, or a
+/// `jack` port's), sent with one `sendmmsg` from one socket instead of one `sendto` per connection and packet.
 ///
 /// Connections `add` their datagrams during the period (each is copied into a `UDPSendBatch` slot, with the
 /// connection that owns it); `flush` sends them and credits each connection with what went out and what the
 /// kernel refused. A batch that fills up mid-period is flushed at once, so a port with hundreds of
 /// connections makes a few system calls per period, not hundreds.
 ///
-/// Owned by a sender port's period state (`PacedSenderProcessor`, `JACKSenderProcessor`); device thread only.
+/// Owned by an `EngineClock` (its paced sender ports share it) or a `JACKSenderProcessor`; device thread only.
 /// Realtime-safe: yes (copies and system calls; the slots are allocated in `init`).
 package struct SendFanOut: ~Copyable {
     /// Datagrams per `sendmmsg`.
@@ -18,6 +18,8 @@ package struct SendFanOut: ~Copyable {
     /// through the period).
     private let owners: UnsafeMutablePointer<Unmanaged<SendConnection>>
     private let socket: Unmanaged<UDPSocket>
+    /// `sendmmsg` calls made so far (device thread; read by tests on a hand-driven clock).
+    package private(set) var systemCalls = 0
 
     package init(socket: UDPSocket) {
         self.socket = Unmanaged.passUnretained(socket)
@@ -42,7 +44,8 @@ package struct SendFanOut: ~Copyable {
     @inline(__always)
     package mutating func flush() {
         guard batch.count > 0 else { return }
-        socket._withUnsafeGuaranteedRef { _ = batch.send(from: $0) }
+        let outcome = socket._withUnsafeGuaranteedRef { batch.send(from: $0) }
+        systemCalls &+= outcome.systemCalls
         for slot in 0..<batch.count {
             let sent = batch.wasSent(at: slot)
             owners[slot]._withUnsafeGuaranteedRef { $0.countSend(succeeded: sent) }

@@ -3,8 +3,8 @@ import TuttiIO
 import TuttiJACK
 import TuttiWire
 
-/// A sender port at run time: its source, its period work on the engine clock of its current rate, one UDP
-/// socket, and the connections it feeds (fan-out: every connection gets the same audio).
+/// A sender port at run time: its source, its period work on the engine clock of its current rate, and the
+/// connections it feeds (fan-out: every connection gets the same audio), all sent from the engine's socket.
 ///
 /// The port attaches to the engine clock of the first connection's rate and detaches after the last; while
 /// it streams, new connections must use the same rate. A `jack` port has no paced clock: once attached to
@@ -25,7 +25,6 @@ package final class SenderPort: @unchecked Sendable {
     /// than 100 ms (their audio is lost). Control plane.
     package var deviceOverruns: UInt64 { paced.map { $0.clock.overruns - $0.overrunsAtStart } ?? 0 }
     private var renderer: SourceRenderer?
-    private var socket: UDPSocket?
     /// The JACK client and this port's handler state, for a `jack` port.
     private var jack: (client: JACKClient, processor: UnsafeMutablePointer<JACKSenderProcessor>)?
     package private(set) var activeSampleRate: Int?
@@ -70,17 +69,8 @@ package final class SenderPort: @unchecked Sendable {
     /// The rates the port can stream at now: only its running rate while it streams.
     package var currentRates: [Int] { activeSampleRate.map { [$0] } ?? descriptor.sampleRates }
 
-    /// The socket connections send from (created on first use).
-    package func sendingSocket() throws(EngineError) -> UDPSocket {
-        if let socket { return socket }
-        do {
-            let created = try UDPSocket()
-            socket = created
-            return created
-        } catch {
-            throw EngineError("cannot open a UDP socket: \(error)")
-        }
-    }
+    /// The socket connections send from: the engine's, shared by every sender port of the peer.
+    package func sendingSocket() throws(EngineError) -> UDPSocket { try engine.sendSocket() }
 
     /// Starts feeding `connection`; the first one attaches the port to the engine clock of its rate.
     package func add(_ connection: SendConnection) throws(EngineError) {
@@ -88,7 +78,6 @@ package final class SenderPort: @unchecked Sendable {
         if let activeSampleRate, activeSampleRate != rate {
             throw EngineError("\(descriptor.name) already streams at \(activeSampleRate) Hz")
         }
-        let socket = try sendingSocket()
         if jack != nil {
             guard table.insert(connection) else { throw tooMany }
             return
@@ -98,8 +87,8 @@ package final class SenderPort: @unchecked Sendable {
             let clock = try engine.clock(sampleRate: rate)
             let processor = UnsafeMutablePointer<PacedSenderProcessor>.allocate(capacity: 1)
             processor.initialize(to: PacedSenderProcessor(
-                table: table, socket: socket, renderer: renderer, captureClock: captureClock, channels: descriptor.channels,
-                periodFrames: periodFrames))
+                table: table, fanOut: clock.fanOut, renderer: renderer, captureClock: captureClock,
+                channels: descriptor.channels, periodFrames: periodFrames))
             let node = PeriodNode(handler: PacedSenderProcessor.handler, context: UnsafeMutableRawPointer(processor))
             guard table.insert(connection) else {
                 processor.deinitialize(count: 1)
@@ -154,7 +143,5 @@ package final class SenderPort: @unchecked Sendable {
             jack.client.releaseProcessor(jack.processor)
             self.jack = nil
         }
-        socket?.close()
-        socket = nil
     }
 }

@@ -106,6 +106,7 @@ final class MediaEngineTests: XCTestCase {
             clock.runPeriod(at: now)
         }
 
+        XCTAssertEqual(clock.fanOut.pointee.systemCalls, periods, "the three ports' packets leave in one sendmmsg per period")
         for (index, (_, connection)) in senders.enumerated() {
             XCTAssertEqual(connection.packetsSent.load(ordering: .relaxed), UInt64(periods), "sender \(index): one packet per period")
             XCTAssertEqual(drain(listeners[index]), periods, "sender \(index): every packet reached its destination")

@@ -21,6 +21,8 @@ package final class EngineClock: @unchecked Sendable {
     /// The sockets of the receiving connections of this clock's ports, served at the start of each period by
     /// the clock's own thread (never started as a thread of its own).
     package let network: PacketReceiveLoop
+    /// The media socket every receiving connection of this clock's ports gets its packets through.
+    package let media: MediaInput
     /// The period's outgoing packets of every sender port on this clock; written and flushed by the clock
     /// thread only (allocated here, freed in `deinit`).
     package let fanOut: UnsafeMutablePointer<SendFanOut>
@@ -40,10 +42,12 @@ package final class EngineClock: @unchecked Sendable {
         name: String, sampleRate: Int, periodFrames: Int, sendSocket: UDPSocket, threaded: Bool = true
     ) throws(EngineError) {
         do {
-            network = try PacketReceiveLoop(capacity: MediaEngine.receiveCapacity, name: name)
+            // A few sockets (the clock's media socket), drained every period: up to 64 batches of 32 each.
+            network = try PacketReceiveLoop(capacity: 8, batchCapacity: 32, batchesPerSocket: 64, name: name)
         } catch {
             throw EngineError("cannot poll the network: \(error)")
         }
+        media = try MediaInput(loop: network, streamCapacity: MediaEngine.receiveCapacity)
         fanOut = .allocate(capacity: 1)
         fanOut.initialize(to: SendFanOut(socket: sendSocket))
         self.name = name

@@ -14,7 +14,7 @@ package final class MediaEngine: @unchecked Sendable {
     package let periodFrames: Int
     private let threaded: Bool
     private var clocks: [Int: EngineClock] = [:]
-    private var loop: PacketReceiveLoop?
+    private var jackInput: MediaInput?
     private var sender: UDPSocket?
 
     /// - Parameter threaded: false for an engine whose clocks are driven by hand (deterministic tests).
@@ -51,21 +51,22 @@ package final class MediaEngine: @unchecked Sendable {
         }
     }
 
-    /// The network thread that receives the datagrams of `jack` ports' connections (made and started on first
-    /// use; it runs until the engine goes).
+    /// The media socket of `jack` ports' receiving connections, served by the engine's network thread (made
+    /// and started on first use; it runs until the engine goes). Control plane.
     ///
-    /// - Throws: `EngineError` when the system refuses epoll or an eventfd.
-    package func receiveLoop() throws(EngineError) -> PacketReceiveLoop {
-        if let loop { return loop }
-        let created: PacketReceiveLoop
+    /// - Throws: `EngineError` when the system refuses epoll, an eventfd or a socket.
+    package func jackMedia() throws(EngineError) -> MediaInput {
+        if let jackInput { return jackInput }
+        let loop: PacketReceiveLoop
         do {
-            created = try PacketReceiveLoop(capacity: Self.receiveCapacity, name: "tutti-net")
+            loop = try PacketReceiveLoop(capacity: 4, name: "tutti-net")
         } catch {
             throw EngineError("cannot start the network thread: \(error)")
         }
-        created.start()
-        loop = created
-        return created
+        let input = try MediaInput(loop: loop, streamCapacity: Self.receiveCapacity)
+        loop.start()
+        jackInput = input
+        return input
     }
 
     /// Receiving connections a peer holds at most (every port's).

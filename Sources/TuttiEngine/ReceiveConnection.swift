@@ -4,23 +4,23 @@ import TuttiIO
 import TuttiStream
 import TuttiWire
 
-/// The receiving end of one connection: its UDP socket, served by the engine's network thread, around a
-/// `StreamReceiver` (packet ring, jitter buffer, published counters).
+/// The receiving end of one connection: a `StreamReceiver` (packet ring, jitter buffer, published counters)
+/// fed from a media socket it shares with the other streams of its engine clock, by its SSRC.
 ///
-/// Threads: the engine's `PacketReceiveLoop` hands the socket's datagrams, with their kernel arrival times,
-/// to `receiver.accept`; the device thread calls `receiver.render` once per period; the control plane
+/// Threads: the media input's serving thread (the engine clock at each period's start, or the network
+/// thread for `jack` ports) hands the stream's datagrams, with their kernel arrival times, to
+/// `receiver.accept`; the device thread calls `receiver.render` once per period; the control plane
 /// starts and stops it and reads `state` and `statistics()`. Nothing on the two data threads allocates,
 /// locks or logs after `init`.
 package final class ReceiveConnection: @unchecked Sendable {
     package let summary: ConnectionSummary
-    package let socket: UDPSocket
     package let receiver: StreamReceiver
     /// The sender's control endpoint, for the teardown notice (nil when it reached us from elsewhere).
     package let peerEndpoint: ControlEndpoint?
     /// The clock the sender stamps capture times with.
     package let captureClock: CaptureClock
-    /// The socket's registration on the engine's receive loop while the connection runs.
-    private var registration: (loop: PacketReceiveLoop, token: PacketReceiveLoop.Registration)?
+    /// The media socket the stream arrives on, while the connection runs.
+    private var input: MediaInput?
 
     package var id: ConnectionID { summary.id }
     package var format: StreamFormat { summary.format }
@@ -33,7 +33,6 @@ package final class ReceiveConnection: @unchecked Sendable {
         self.summary = summary
         self.captureClock = captureClock
         self.peerEndpoint = peerEndpoint
-        do { socket = try UDPSocket() } catch { throw EngineError("cannot open a UDP socket: \(error)") }
         receiver = StreamReceiver(
             format: summary.format, ssrc: ssrc, payloadType: payloadType, maxPeriodFrames: maxPeriodFrames,
             signalLossTimeout: signalLossTimeout, concealment: concealment,
@@ -50,44 +49,27 @@ package final class ReceiveConnection: @unchecked Sendable {
         return encoder.lookaheadFrames
     }
 
-    deinit {
-        stop()
-        socket.close()
-    }
+    deinit { stop() }
 
-    /// Starts taking the socket's datagrams on `loop` (the engine's network thread). Control plane.
+    /// Starts taking this stream's datagrams from `input` (its SSRC names it there). Control plane.
     ///
-    /// - Throws: `EngineError` when the loop serves as many sockets as it can.
-    package func start(on loop: PacketReceiveLoop) throws(EngineError) {
-        guard registration == nil else { return }
-        do {
-            let token = try loop.register(
-                socket, handler: Self.datagramHandler, context: Unmanaged.passUnretained(receiver).toOpaque())
-            registration = (loop, token)
-        } catch {
-            throw EngineError("cannot receive on UDP port \(socket.localPort): \(error)")
-        }
+    /// - Throws: `EngineError` when the input carries as many streams as it can, or this SSRC already.
+    package func start(on input: MediaInput) throws(EngineError) {
+        guard self.input == nil else { return }
+        try input.demux.insert(receiver)
+        self.input = input
     }
 
-    /// The loop's handler: `context` is the connection's `StreamReceiver` (unretained; the connection keeps
-    /// it alive while registered). Network thread only.
-    private static let datagramHandler: DatagramHandler = { context, bytes, length, arrival in
-        Unmanaged<StreamReceiver>.fromOpaque(context!)._withUnsafeGuaranteedRef { receiver in
-            guard let bytes, length <= StreamLimits.maxDatagramBytes else {
-                receiver.countInvalidDatagram()
-                return
-            }
-            receiver.accept(datagram: UnsafeRawBufferPointer(start: bytes, count: length), arrival: HostTime(nanoseconds: arrival))
-        }
-    }
-
-    /// Stops taking datagrams: when it returns the network thread never touches this connection again.
+    /// Stops taking datagrams: when it returns the serving thread never touches this connection again.
     /// Control plane; idempotent.
     package func stop() {
-        guard let registration else { return }
-        registration.loop.unregister(registration.token)
-        self.registration = nil
+        guard let input else { return }
+        input.demux.remove(receiver, servedBy: input.loop)
+        self.input = nil
     }
+
+    /// The UDP port the sender sends this stream to (nil until started).
+    package var mediaPort: UInt16? { input?.port }
 
     /// The port's sink failure record while the connection plays into it (set by the port, control plane).
     package var sinkFailure: SinkFailure?

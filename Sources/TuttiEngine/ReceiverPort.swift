@@ -110,7 +110,7 @@ package final class ReceiverPort: @unchecked Sendable {
             throw EngineError("\(descriptor.name) already runs at \(activeSampleRate) Hz")
         }
         if jack != nil {
-            try connection.start(on: engine.receiveLoop())
+            try connection.start(on: engine.jackMedia())
             guard table.insert(connection) else {
                 connection.stop()
                 throw tooMany
@@ -124,10 +124,10 @@ package final class ReceiverPort: @unchecked Sendable {
             try startTake(sampleRate: deviceRate, sampleFormat: format.sampleFormat.isPCM ? format.sampleFormat : .l24)
         }
         connection.sinkFailure = writer?.failure
-        // A paced take's clock takes in the connection's packets at the start of each period.
+        // A paced take's clock takes in the connection's packets, on its media socket, at each period's start.
         do throws(EngineError) {
-            let network = if let paced { paced.clock.network } else { try engine.receiveLoop() }
-            try connection.start(on: network)
+            let input = if let paced { paced.clock.media } else { try engine.jackMedia() }
+            try connection.start(on: input)
         } catch {
             await endTakeIfIdle()
             throw error

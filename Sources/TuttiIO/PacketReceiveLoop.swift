@@ -90,7 +90,7 @@ public final class PacketReceiveLoop: @unchecked Sendable {
     private let batchCapacity: Int
     private let name: String
     /// Batches taken from one socket per wake-up before the loop serves the others (fairness).
-    private static let batchesPerWake = 4
+    private let batchesPerWake: Int
     /// Events one `epoll_wait` returns: every registered socket and the wake-up eventfd, so one call (and one
     /// `receiveReady`) serves every ready socket.
     private var eventsPerWait: Int { capacity + 1 }
@@ -116,11 +116,17 @@ public final class PacketReceiveLoop: @unchecked Sendable {
         var nextGeneration: UInt32 = 1
     }
 
-    /// Creates the loop (not started). `capacity`: most sockets at once (default 1024); `batchCapacity`:
+    /// Creates the loop (not started). `batchesPerSocket`: batches taken from one ready socket per iteration
+    /// before the others are served (default 4; a caller of `receiveReady()` that must drain a shared socket
+    /// each period gives more). `capacity`: most sockets at once (default 1024); `batchCapacity`:
     /// datagrams per `recvmmsg` (default 32). Control plane.
     ///
     /// - Throws: `SystemError` when epoll or the wake-up eventfd cannot be created.
-    public init(capacity: Int = 1024, batchCapacity: Int = 32, name: String = "tutti-net") throws(SystemError) {
+    public init(
+        capacity: Int = 1024, batchCapacity: Int = 32, batchesPerSocket: Int = 4, name: String = "tutti-net"
+    ) throws(SystemError) {
+        precondition(batchesPerSocket > 0, "a loop takes at least one batch per ready socket")
+        batchesPerWake = batchesPerSocket
         precondition(capacity > 0 && capacity < Int(UInt32.max), "capacity out of range")
         self.capacity = capacity
         self.batchCapacity = batchCapacity
@@ -217,16 +223,23 @@ public final class PacketReceiveLoop: @unchecked Sendable {
             else { return false }
             states[index].store(SlotState.retiring.rawValue, ordering: .sequentiallyConsistent)
             _ = CTuttiIO_epollControl(epoll, EPOLL_CTL_DEL, slots[index].descriptor, 0)
-            let seen = epoch.load(ordering: .sequentiallyConsistent)
-            if seen & 1 == 1 {
-                var pause = timespec(tv_sec: 0, tv_nsec: 20_000)
-                while epoch.load(ordering: .sequentiallyConsistent) == seen { nanosleep(&pause, nil) }
-            }
+            waitForHandlers()
             slots[index].socket?.release()
             slots[index] = Slot()
             states[index].store(SlotState.empty.rawValue, ordering: .sequentiallyConsistent)
             return true
         }
+    }
+
+    /// Returns once no handler call that may have begun before this call is still running: what a handler
+    /// could reach through state the caller has just withdrawn (e.g. a stream removed from a demultiplexing
+    /// table the handler reads) is no longer in use afterwards. Waits (20 µs sleeps) only while an iteration
+    /// serves sockets. Control plane; must not be called from a handler.
+    public func waitForHandlers() {
+        let seen = epoch.load(ordering: .sequentiallyConsistent)
+        guard seen & 1 == 1 else { return }
+        var pause = timespec(tv_sec: 0, tv_nsec: 20_000)
+        while epoch.load(ordering: .sequentiallyConsistent) == seen { nanosleep(&pause, nil) }
     }
 
     /// Starts the loop thread. Idempotent. Control plane.
@@ -296,7 +309,7 @@ public final class PacketReceiveLoop: @unchecked Sendable {
             guard states[index].load(ordering: .sequentiallyConsistent) == SlotState.active.rawValue else { continue }
             let slot = slots[index]
             guard slot.generation == UInt32(token >> 32), let handler = slot.handler else { continue }
-            for _ in 0..<Self.batchesPerWake {
+            for _ in 0..<batchesPerWake {
                 let received = batch.pointee.receive(descriptor: slot.descriptor)
                 tally.pointee.receiveCalls &+= 1
                 for message in 0..<received {

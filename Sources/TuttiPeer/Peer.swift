@@ -585,9 +585,9 @@ public actor Peer {
             receiving[offer.connectionID] = (connection, receiverPort)
             let conversion = connection.receiver.outputSampleRate != format.sampleRate ? ", converted to \(connection.receiver.outputSampleRate) Hz" : ""
             let take = receiverPort.takePath.map { ", recording \($0)" } ?? ""
-            logger.info("connection \(offer.connectionID): receiving \(offer.source) → \(destination) on UDP port \(connection.socket.localPort), \(format)\(conversion)\(take)")
+            logger.info("connection \(offer.connectionID): receiving \(offer.source) → \(destination) on UDP port \(connection.mediaPort ?? 0), \(format)\(conversion)\(take)")
             return .answer(StreamAnswer(
-                connectionID: offer.connectionID, format: format, mediaPort: connection.socket.localPort, ssrc: ssrc,
+                connectionID: offer.connectionID, format: format, mediaPort: connection.mediaPort ?? 0, ssrc: ssrc,
                 payloadType: payloadType))
         } catch {
             return .failure(ControlFailure(.internalError, "\(destination) cannot start receiving: \(error.message)"))

@@ -18,6 +18,8 @@ let package = Package(
         .library(name: "Tutti", targets: ["TuttiPeer", "TuttiEngine"]),
         // The data plane alone (wire formats, PCM, jitter buffer, packetizer): for apps with their own I/O.
         .library(name: "TuttiMedia", targets: ["TuttiCore", "TuttiWire", "TuttiCodec", "TuttiResample", "TuttiStream"]),
+        // The media engine alone (ports, connections, device clocks, sockets): for benchmarks and embedders.
+        .library(name: "TuttiEngine", targets: ["TuttiEngine"]),
         .executable(name: "tutti", targets: ["tutti"]),
     ],
     dependencies: [

@@ -18,6 +18,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "package-benchmark"),
                 .product(name: "TuttiMedia", package: "Tutti"),
+                .product(name: "TuttiEngine", package: "Tutti"),
             ],
             path: "MediaPath",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]

@@ -431,4 +431,5 @@ let benchmarks: @Sendable () -> Void = {
     // Codec and resampler benchmarks, each in its own file (OpusBenchmarks.swift, ResampleBenchmarks.swift).
     registerCodecBenchmarks(configuration)
     registerResampleBenchmarks(configuration)
+    registerEngineBenchmarks(configuration)
 }

@@ -8,25 +8,25 @@ import TuttiWire
 ///
 /// Realtime-safe: `captureTime(of:)`, `now(on:at:)` (a lock-free snapshot read and two clock reads).
 /// Thread-safe: yes.
-package struct CaptureClockSource: Sendable {
-    package let link: LinkService?
+public struct CaptureClockSource: Sendable {
+    public let link: LinkService?
 
     /// Capture times on `link`'s ghost time, or on the wall clock when `link` is nil.
-    package init(link: LinkService?) { self.link = link }
+    public init(link: LinkService?) { self.link = link }
 
     /// The clock this peer stamps its captures with.
-    package var kind: CaptureClock { link == nil ? .realtime : .linkGhost }
+    public var kind: CaptureClock { link == nil ? .realtime : .linkGhost }
 
     /// `hostTime` (monotonic) on this peer's capture clock, in nanoseconds.
     @inline(__always)
-    package func captureTime(of hostTime: HostTime) -> Int64 {
+    public func captureTime(of hostTime: HostTime) -> Int64 {
         now(on: kind, at: hostTime)
     }
 
     /// `hostTime` (monotonic) on `clock`, in nanoseconds; `Int64.min` when this peer cannot read that clock
     /// (a stream timed on Link ghost time while this peer has no Link session).
     @inline(__always)
-    package func now(on clock: CaptureClock, at hostTime: HostTime) -> Int64 {
+    public func now(on clock: CaptureClock, at hostTime: HostTime) -> Int64 {
         switch clock {
         case .realtime:
             return hostTime.nanoseconds + (WallClock.nanoseconds() - MonotonicClock().now().nanoseconds)

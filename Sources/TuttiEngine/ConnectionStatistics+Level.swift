@@ -1,7 +1,7 @@
 import TuttiStream
 import TuttiWire
 
-package extension ConnectionStatistics {
+public extension ConnectionStatistics {
     /// Sets `peakDBFS` and `rmsDBFS` from a meter's latest reading (both nil without one). Control plane.
     mutating func setLevel(_ reading: LevelReading?) {
         peakDBFS = reading?.peakDBFS

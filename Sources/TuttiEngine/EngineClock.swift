@@ -12,20 +12,20 @@ import TuttiIO
 ///
 /// Thread rules: `attach`, `detach`, `overruns`, `isRunning` on the control plane (one caller at a time: the
 /// peer); the nodes' handlers run on the clock thread. Realtime-safe: the period loop.
-package final class EngineClock: @unchecked Sendable {
-    package let sampleRate: Int
-    package let periodFrames: Int
+public final class EngineClock: @unchecked Sendable {
+    public let sampleRate: Int
+    public let periodFrames: Int
     /// Ports a clock runs at most (a peer's ports at one rate).
-    package static var nodeCapacity: Int { 256 }
+    public static var nodeCapacity: Int { 256 }
     private let nodes = ConnectionTable<PeriodNode>(capacity: EngineClock.nodeCapacity)
     /// The sockets of the receiving connections of this clock's ports, served at the start of each period by
     /// the clock's own thread (never started as a thread of its own).
-    package let network: PacketReceiveLoop
+    public let network: PacketReceiveLoop
     /// The media socket every receiving connection of this clock's ports gets its packets through.
-    package let media: MediaInput
+    public let media: MediaInput
     /// The period's outgoing packets of every sender port on this clock; written and flushed by the clock
     /// thread only (allocated here, freed in `deinit`).
-    package let fanOut: UnsafeMutablePointer<SendFanOut>
+    public let fanOut: UnsafeMutablePointer<SendFanOut>
     private var device: PacedDeviceClock?
     /// Overruns of earlier runs of the thread (each run has its own `PacedDeviceClock`).
     private var earlierOverruns: UInt64 = 0
@@ -38,7 +38,7 @@ package final class EngineClock: @unchecked Sendable {
     ///   thread is started.
     /// - Throws: `EngineError` when the system refuses the network poller (epoll, eventfd).
     /// - Parameter sendSocket: the socket the clock's sender ports send from (the engine's).
-    package init(
+    public init(
         name: String, sampleRate: Int, periodFrames: Int, sendSocket: UDPSocket, threaded: Bool = true
     ) throws(EngineError) {
         do {
@@ -63,16 +63,16 @@ package final class EngineClock: @unchecked Sendable {
     }
 
     /// Whether the clock thread runs (some port is attached). Control plane.
-    package var isRunning: Bool { device != nil }
+    public var isRunning: Bool { device != nil }
 
     /// Periods skipped since the clock was made because its thread stalled for more than 100 ms (their audio
     /// is lost). Control plane; a port reports the difference since it attached.
-    package var overruns: UInt64 { earlierOverruns + (device?.overruns ?? 0) }
+    public var overruns: UInt64 { earlierOverruns + (device?.overruns ?? 0) }
 
     /// Runs `node` from the next period on, starting the clock thread if it is idle.
     ///
     /// - Throws: `EngineError` when `nodeCapacity` ports are attached already.
-    package func attach(_ node: PeriodNode) throws(EngineError) {
+    public func attach(_ node: PeriodNode) throws(EngineError) {
         guard nodes.insert(node) else {
             throw EngineError("the \(sampleRate) Hz engine clock runs \(Self.nodeCapacity) ports already")
         }
@@ -87,7 +87,7 @@ package final class EngineClock: @unchecked Sendable {
 
     /// Stops running `node`: when this returns the clock thread never touches it (or its context) again.
     /// Stops the thread after the last port.
-    package func detach(_ node: PeriodNode) async {
+    public func detach(_ node: PeriodNode) async {
         guard await nodes.remove(node, deviceRunning: device != nil) else { return }
         attached -= 1
         if attached == 0, let device {
@@ -99,7 +99,7 @@ package final class EngineClock: @unchecked Sendable {
 
     /// Stops the clock thread at once, for good, without waiting for ports to detach: only for a peer torn
     /// down without stopping its ports, before they free what the thread runs. Control plane.
-    package func stopForTeardown() {
+    public func stopForTeardown() {
         device?.stop()
         device = nil
     }
@@ -116,7 +116,7 @@ package final class EngineClock: @unchecked Sendable {
 
     /// Runs one period on the caller's thread, as the clock thread would: a clock made with `threaded: false`
     /// only (deterministic tests on a manual clock).
-    package func runPeriod(at periodTime: HostTime) {
+    public func runPeriod(at periodTime: HostTime) {
         precondition(!threaded, "a threaded clock runs its own periods")
         Self.runPeriod(Unmanaged.passUnretained(self).toOpaque(), periodTime.nanoseconds, periodFrames)
     }

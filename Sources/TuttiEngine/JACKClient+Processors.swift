@@ -1,6 +1,6 @@
 import TuttiJACK
 
-package extension JACKClient {
+public extension JACKClient {
     /// Moves `processor` (a port's noncopyable JACK state) behind a pointer and registers it, with
     /// `handler`, for ports `prefix_1 … prefix_channels`. Control plane, before the client activates.
     ///

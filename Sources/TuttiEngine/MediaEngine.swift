@@ -9,16 +9,16 @@ import TuttiIO
 /// period work to it; a clock's thread runs only while a port is attached.
 ///
 /// Thread rules: control plane only (the peer), one caller at a time.
-package final class MediaEngine: @unchecked Sendable {
+public final class MediaEngine: @unchecked Sendable {
     /// Frames per period of every paced clock.
-    package let periodFrames: Int
+    public let periodFrames: Int
     private let threaded: Bool
     private var clocks: [Int: EngineClock] = [:]
     private var jackInput: MediaInput?
     private var sender: UDPSocket?
 
     /// - Parameter threaded: false for an engine whose clocks are driven by hand (deterministic tests).
-    package init(periodFrames: Int, threaded: Bool = true) {
+    public init(periodFrames: Int, threaded: Bool = true) {
         precondition(periodFrames > 0)
         self.periodFrames = periodFrames
         self.threaded = threaded
@@ -27,7 +27,7 @@ package final class MediaEngine: @unchecked Sendable {
     /// The clock of every paced port at `sampleRate` (made on first use).
     ///
     /// - Throws: `EngineError` when the system refuses the clock's network poller.
-    package func clock(sampleRate: Int) throws(EngineError) -> EngineClock {
+    public func clock(sampleRate: Int) throws(EngineError) -> EngineClock {
         if let clock = clocks[sampleRate] { return clock }
         let clock = try EngineClock(
             name: "tutti-clock-\(sampleRate / 1000)k", sampleRate: sampleRate, periodFrames: periodFrames,
@@ -40,7 +40,7 @@ package final class MediaEngine: @unchecked Sendable {
     /// ports' packets of a period with one `sendmmsg` from it. Control plane.
     ///
     /// - Throws: `EngineError` when no UDP socket can be opened.
-    package func sendSocket() throws(EngineError) -> UDPSocket {
+    public func sendSocket() throws(EngineError) -> UDPSocket {
         if let sender { return sender }
         do {
             let created = try UDPSocket()
@@ -55,7 +55,7 @@ package final class MediaEngine: @unchecked Sendable {
     /// and started on first use; it runs until the engine goes). Control plane.
     ///
     /// - Throws: `EngineError` when the system refuses epoll, an eventfd or a socket.
-    package func jackMedia() throws(EngineError) -> MediaInput {
+    public func jackMedia() throws(EngineError) -> MediaInput {
         if let jackInput { return jackInput }
         let loop: PacketReceiveLoop
         do {
@@ -70,8 +70,8 @@ package final class MediaEngine: @unchecked Sendable {
     }
 
     /// Receiving connections a peer holds at most (every port's).
-    package static var receiveCapacity: Int { 1024 }
+    public static var receiveCapacity: Int { 1024 }
 
     /// The clocks made so far, by rate. Control plane.
-    package var allClocks: [EngineClock] { clocks.keys.sorted().compactMap { clocks[$0] } }
+    public var allClocks: [EngineClock] { clocks.keys.sorted().compactMap { clocks[$0] } }
 }

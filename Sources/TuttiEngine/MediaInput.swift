@@ -6,19 +6,19 @@ import TuttiIO
 ///
 /// Made on the control plane when its clock (or the first `jack` connection) needs it, kept while the engine
 /// lives; its port is the `mediaPort` a receiver answers with.
-package final class MediaInput: @unchecked Sendable {
-    package let socket: UDPSocket
-    package let demux: StreamDemux
-    package let loop: PacketReceiveLoop
+public final class MediaInput: @unchecked Sendable {
+    public let socket: UDPSocket
+    public let demux: StreamDemux
+    public let loop: PacketReceiveLoop
     private let registration: PacketReceiveLoop.Registration
 
     /// The UDP port senders send this input's streams to.
-    package var port: UInt16 { socket.localPort }
+    public var port: UInt16 { socket.localPort }
 
     /// Opens the socket and registers it on `loop`. Control plane.
     ///
     /// - Throws: `EngineError` when no UDP socket can be opened or the loop refuses it.
-    package init(loop: PacketReceiveLoop, streamCapacity: Int) throws(EngineError) {
+    public init(loop: PacketReceiveLoop, streamCapacity: Int) throws(EngineError) {
         do {
             socket = try UDPSocket()
         } catch {

@@ -8,7 +8,7 @@ public enum RawPCMEncoding: String, Sendable, Hashable, CaseIterable {
     case f32le
 
     /// The byte layout.
-    package var layout: LittleEndianPCM {
+    public var layout: LittleEndianPCM {
         switch self {
         case .s16le: .int16
         case .s24le: .int24
@@ -70,7 +70,7 @@ public struct PortConfiguration: Sendable, Hashable {
     }
 
     /// The `connect=` target of a JACK port (nil for other ports, or when not given).
-    package var jackConnectTarget: String? {
+    public var jackConnectTarget: String? {
         switch role {
         case .sender(.jack(let connect)), .receiver(.jack(let connect)): connect
         default: nil

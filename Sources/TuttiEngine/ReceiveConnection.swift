@@ -12,20 +12,20 @@ import TuttiWire
 /// `receiver.accept`; the device thread calls `receiver.render` once per period; the control plane
 /// starts and stops it and reads `state` and `statistics()`. Nothing on the two data threads allocates,
 /// locks or logs after `init`.
-package final class ReceiveConnection: @unchecked Sendable {
-    package let summary: ConnectionSummary
-    package let receiver: StreamReceiver
+public final class ReceiveConnection: @unchecked Sendable {
+    public let summary: ConnectionSummary
+    public let receiver: StreamReceiver
     /// The sender's control endpoint, for the teardown notice (nil when it reached us from elsewhere).
-    package let peerEndpoint: ControlEndpoint?
+    public let peerEndpoint: ControlEndpoint?
     /// The clock the sender stamps capture times with.
-    package let captureClock: CaptureClock
+    public let captureClock: CaptureClock
     /// The media socket the stream arrives on, while the connection runs.
     private var input: MediaInput?
 
-    package var id: ConnectionID { summary.id }
-    package var format: StreamFormat { summary.format }
+    public var id: ConnectionID { summary.id }
+    public var format: StreamFormat { summary.format }
 
-    package init(
+    public init(
         summary: ConnectionSummary, ssrc: UInt32, payloadType: UInt8, peerEndpoint: ControlEndpoint?,
         captureClock: CaptureClock, maxPeriodFrames: Int, signalLossTimeout: Duration, concealment: Concealment,
         outputSampleRate: Int, driftCompensation: Bool
@@ -42,7 +42,7 @@ package final class ReceiveConnection: @unchecked Sendable {
 
     /// Frames by which decoded audio lags what the sender captured: the Opus encoder's lookahead (read from
     /// an encoder with the stream's settings), 0 for PCM. Control plane.
-    package static func codecDelayFrames(of format: StreamFormat) -> Int {
+    public static func codecDelayFrames(of format: StreamFormat) -> Int {
         guard format.sampleFormat == .opus, let settings = format.opus,
             let encoder = try? OpusEncoder(settings: settings, channels: format.channels)
         else { return 0 }
@@ -54,7 +54,7 @@ package final class ReceiveConnection: @unchecked Sendable {
     /// Starts taking this stream's datagrams from `input` (its SSRC names it there). Control plane.
     ///
     /// - Throws: `EngineError` when the input carries as many streams as it can, or this SSRC already.
-    package func start(on input: MediaInput) throws(EngineError) {
+    public func start(on input: MediaInput) throws(EngineError) {
         guard self.input == nil else { return }
         try input.demux.insert(receiver)
         self.input = input
@@ -62,29 +62,29 @@ package final class ReceiveConnection: @unchecked Sendable {
 
     /// Stops taking datagrams: when it returns the serving thread never touches this connection again.
     /// Control plane; idempotent.
-    package func stop() {
+    public func stop() {
         guard let input else { return }
         input.demux.remove(receiver, servedBy: input.loop)
         self.input = nil
     }
 
     /// The UDP port the sender sends this stream to (nil until started).
-    package var mediaPort: UInt16? { input?.port }
+    public var mediaPort: UInt16? { input?.port }
 
     /// The port's sink failure record while the connection plays into it (set by the port, control plane).
-    package var sinkFailure: SinkFailure?
+    public var sinkFailure: SinkFailure?
 
     /// The connection's state: `failed` once the port's output cannot be written, else the stream's state
     /// as last published by the device thread. Control plane.
-    package var state: ConnectionState {
+    public var state: ConnectionState {
         Self.state(stream: receiver.snapshot().state, outputFailed: sinkFailure?.hasFailed == true)
     }
 
     /// Why the connection failed (nil unless `state` is `failed`). Control plane.
-    package var failureReason: String? { sinkFailure?.reason }
+    public var failureReason: String? { sinkFailure?.reason }
 
     /// The summary for `tutti ls`, with the current state and failure reason. Control plane.
-    package var currentSummary: ConnectionSummary {
+    public var currentSummary: ConnectionSummary {
         var current = summary
         current.state = state
         current.failureReason = failureReason
@@ -93,7 +93,7 @@ package final class ReceiveConnection: @unchecked Sendable {
 
     /// What a receiving connection shows: a failed output overrides the stream (its audio goes nowhere,
     /// however well it arrives); otherwise the stream's state. Pure.
-    package static func state(stream: JitterBufferState, outputFailed: Bool) -> ConnectionState {
+    public static func state(stream: JitterBufferState, outputFailed: Bool) -> ConnectionState {
         if outputFailed { return .failed }
         switch stream {
         case .idle, .buffering: return .buffering
@@ -103,7 +103,7 @@ package final class ReceiveConnection: @unchecked Sendable {
     }
 
     /// Figures for `tutti stats`. Control plane.
-    package func statistics() -> ConnectionStatistics {
+    public func statistics() -> ConnectionStatistics {
         let (figures, _) = receiver.snapshot()
         let rate = Double(format.sampleRate)
         var statistics = ConnectionStatistics(

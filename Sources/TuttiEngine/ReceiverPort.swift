@@ -23,10 +23,10 @@ import TuttiWire
 /// client's process callback renders its connections into the JACK output ports every cycle at the server's
 /// rate. Control plane: `attachJACK`, `add`, `remove`, `shutdown` (the peer). Device thread (engine clock or
 /// JACK): `PacedReceiverProcessor` or `JACKReceiverProcessor`.
-package final class ReceiverPort: @unchecked Sendable {
-    package let configuration: PortConfiguration
-    package let sink: AudioSink
-    package let periodFrames: Int
+public final class ReceiverPort: @unchecked Sendable {
+    public let configuration: PortConfiguration
+    public let sink: AudioSink
+    public let periodFrames: Int
     private let table = ConnectionTable<ReceiveConnection>(capacity: ConnectionTable<ReceiveConnection>.portCapacity)
     private let engine: MediaEngine
     /// While a take runs on a paced clock: the clock, the port's node on it, its period state, and the
@@ -35,24 +35,24 @@ package final class ReceiverPort: @unchecked Sendable {
 
     /// Periods the port's engine clock skipped because its thread stalled for more than 100 ms (their
     /// audio is lost), in the current take. Control plane.
-    package var deviceOverruns: UInt64 { paced.map { $0.clock.overruns - $0.overrunsAtStart } ?? 0 }
+    public var deviceOverruns: UInt64 { paced.map { $0.clock.overruns - $0.overrunsAtStart } ?? 0 }
     private var writer: SinkWriter?
     /// The JACK client and this port's handler state, for a `jack` port.
     private var jack: (client: JACKClient, processor: UnsafeMutablePointer<JACKReceiverProcessor>)?
-    package private(set) var activeSampleRate: Int?
+    public private(set) var activeSampleRate: Int?
     /// The file names of a `wav` port's takes (nil for other sinks).
     private let takeNaming: TakeNaming?
     /// The number of the last take started (0: none yet).
     private var lastTake = 0
     /// The file of the take being recorded (nil between takes and for other sinks).
-    package private(set) var takePath: String?
+    public private(set) var takePath: String?
 
-    package var descriptor: PortDescriptor { configuration.descriptor }
-    package var connections: [ReceiveConnection] { table.all }
+    public var descriptor: PortDescriptor { configuration.descriptor }
+    public var connections: [ReceiveConnection] { table.all }
 
     private let captureClock: CaptureClockSource
 
-    package init(configuration: PortConfiguration, sink: AudioSink, engine: MediaEngine, captureClock: CaptureClockSource) {
+    public init(configuration: PortConfiguration, sink: AudioSink, engine: MediaEngine, captureClock: CaptureClockSource) {
         self.captureClock = captureClock
         self.configuration = configuration
         self.sink = sink
@@ -75,7 +75,7 @@ package final class ReceiverPort: @unchecked Sendable {
 
     /// Registers the port's JACK output ports (`NAME_1 … NAME_N`) on `client`, whose process callback then
     /// plays this port's connections at `client.sampleRate`. Control plane, before the client activates.
-    package func attachJACK(to client: JACKClient) throws(EngineError) {
+    public func attachJACK(to client: JACKClient) throws(EngineError) {
         let processor = try client.registerProcessor(
             JACKReceiverProcessor(table: table, captureClock: captureClock, channels: descriptor.channels, chunkFrames: periodFrames),
             prefix: descriptor.name, channels: descriptor.channels, direction: .output, handler: JACKReceiverProcessor.handler)
@@ -87,7 +87,7 @@ package final class ReceiverPort: @unchecked Sendable {
     /// `frames × channels` samples of `mix` (silence without connections). Device thread (paced clock or
     /// JACK cycle) only. Realtime-safe: yes.
     @inline(__always)
-    package static func mixPeriod(
+    public static func mixPeriod(
         of table: ConnectionTable<ReceiveConnection>, into mix: UnsafeMutableBufferPointer<Float>, channels: Int, frames: Int,
         now: HostTime, captureClock: CaptureClockSource
     ) {
@@ -103,7 +103,7 @@ package final class ReceiverPort: @unchecked Sendable {
     ///
     /// - Throws: a one-line `EngineError` when the port runs at another rate, has no free slot, cannot create
     ///   the take's file, or its output has failed for good (a `stdout` port whose pipe is closed).
-    package func add(_ connection: ReceiveConnection) async throws(EngineError) {
+    public func add(_ connection: ReceiveConnection) async throws(EngineError) {
         let format = connection.format
         let deviceRate = connection.receiver.outputSampleRate
         if let activeSampleRate, activeSampleRate != deviceRate {
@@ -145,7 +145,7 @@ package final class ReceiverPort: @unchecked Sendable {
 
     /// Whether a port with `sink` records takes (its clock and sink stop when its last connection goes):
     /// `wav` and `null` do; `stdout` runs on once started (see the class comment); `jack` follows its server.
-    package static func recordsTakes(_ sink: AudioSink) -> Bool {
+    public static func recordsTakes(_ sink: AudioSink) -> Bool {
         switch sink {
         case .wavFile, .null: true
         case .standardOutput, .jack: false
@@ -208,15 +208,15 @@ package final class ReceiverPort: @unchecked Sendable {
     }
 
     /// A take that ended: its file (nil for a `null` port), its length and why it stopped early, if it did.
-    package struct FinishedTake: Sendable {
-        package var path: String?
-        package var seconds: Double
-        package var failure: String?
+    public struct FinishedTake: Sendable {
+        public var path: String?
+        public var seconds: Double
+        public var failure: String?
     }
 
     /// Stops playing and receiving `connection`; when it was the last one of a port that records
     /// takes, ends the take (port detached from its clock, file closed) and returns it.
-    package func remove(_ connection: ReceiveConnection) async -> FinishedTake? {
+    public func remove(_ connection: ReceiveConnection) async -> FinishedTake? {
         _ = await table.remove(connection, deviceRunning: paced?.clock.isRunning == true || jack?.client.isRunning == true)
         connection.stop()
         return await endTakeIfIdle()
@@ -254,7 +254,7 @@ package final class ReceiverPort: @unchecked Sendable {
 
     /// Leaves the engine clock (or closes the JACK client, before freeing this port's handler state),
     /// flushes and closes the sink. Control plane; idempotent.
-    package func shutdown() async {
+    public func shutdown() async {
         let paced = self.paced
         self.paced = nil
         await Self.stop(paced)

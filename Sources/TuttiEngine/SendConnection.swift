@@ -6,25 +6,25 @@ import TuttiWire
 
 /// The sending end of one connection: its packetizer and destination. The device thread calls `send` (which
 /// queues the period's datagrams on the port's `SendFanOut`); the control plane reads the counters.
-package final class SendConnection: @unchecked Sendable {
-    package let summary: ConnectionSummary
-    package let destination: UDPAddress
+public final class SendConnection: @unchecked Sendable {
+    public let summary: ConnectionSummary
+    public let destination: UDPAddress
     /// The receiver's control endpoint, for the teardown notice; nil for a standard RTP receiver, which
     /// has no control channel (it just stops getting packets).
-    package let peerEndpoint: ControlEndpoint?
+    public let peerEndpoint: ControlEndpoint?
     private var packetizer: Packetizer
     private let scratch: UnsafeMutableBufferPointer<Float>
-    package let packetsSent = Atomic<UInt64>(0)
-    package let sendFailures = Atomic<UInt64>(0)
+    public let packetsSent = Atomic<UInt64>(0)
+    public let sendFailures = Atomic<UInt64>(0)
     /// The level of what this connection sends (its channels of the port's audio). Device thread; published
     /// to `level`.
     private var meter: LevelMeter
     private let level = PublishedLevel()
 
-    package var id: ConnectionID { summary.id }
-    package var format: StreamFormat { summary.format }
+    public var id: ConnectionID { summary.id }
+    public var format: StreamFormat { summary.format }
 
-    package init(
+    public init(
         summary: ConnectionSummary, destination: UDPAddress, peerEndpoint: ControlEndpoint?, ssrc: UInt32,
         payloadType: UInt8, maxPeriodFrames: Int
     ) {
@@ -45,7 +45,7 @@ package final class SendConnection: @unchecked Sendable {
 
     /// Packetizes one period of the port's audio (`portChannels` interleaved) and queues what is complete
     /// on the port's `fanOut`, which sends it. Device thread only. Realtime-safe: yes.
-    package func send(
+    public func send(
         _ portSamples: UnsafeBufferPointer<Float>, portChannels: Int, frames: Int, captureTime: Int64, fanOut: inout SendFanOut
     ) {
         let channels = format.channels
@@ -67,12 +67,12 @@ package final class SendConnection: @unchecked Sendable {
 
     /// Counts one datagram the port's fan-out sent (or the kernel refused). Device thread only.
     @inline(__always)
-    package func countSend(succeeded: Bool) {
+    public func countSend(succeeded: Bool) {
         if succeeded { packetsSent.add(1, ordering: .relaxed) } else { sendFailures.add(1, ordering: .relaxed) }
     }
 
     /// Figures for `tutti stats`. Control plane.
-    package func statistics() -> ConnectionStatistics {
+    public func statistics() -> ConnectionStatistics {
         var statistics = ConnectionStatistics(
             id: id, role: .sending, source: summary.source, destination: summary.destination, state: .playing,
             format: format, packetsSent: packetsSent.load(ordering: .relaxed),

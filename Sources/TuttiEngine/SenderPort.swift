@@ -11,9 +11,9 @@ import TuttiWire
 /// the peer's JACK client (`attachJACK`), the client's process callback feeds its connections every cycle at
 /// the server's rate. Control plane: `attachJACK`, `add`, `remove`, `shutdown`, `currentRates` (called from
 /// the peer only). Device thread (engine clock or JACK): `PacedSenderProcessor` or `JACKSenderProcessor`.
-package final class SenderPort: @unchecked Sendable {
-    package let configuration: PortConfiguration
-    package let source: AudioSource
+public final class SenderPort: @unchecked Sendable {
+    public let configuration: PortConfiguration
+    public let source: AudioSource
     private let periodFrames: Int
     private let engine: MediaEngine
     private let table = ConnectionTable<SendConnection>(capacity: ConnectionTable<SendConnection>.portCapacity)
@@ -23,18 +23,18 @@ package final class SenderPort: @unchecked Sendable {
 
     /// Periods the port's engine clock skipped while the port streamed, because its thread stalled for more
     /// than 100 ms (their audio is lost). Control plane.
-    package var deviceOverruns: UInt64 { paced.map { $0.clock.overruns - $0.overrunsAtStart } ?? 0 }
+    public var deviceOverruns: UInt64 { paced.map { $0.clock.overruns - $0.overrunsAtStart } ?? 0 }
     private var renderer: SourceRenderer?
     /// The JACK client and this port's handler state, for a `jack` port.
     private var jack: (client: JACKClient, processor: UnsafeMutablePointer<JACKSenderProcessor>)?
-    package private(set) var activeSampleRate: Int?
+    public private(set) var activeSampleRate: Int?
 
-    package var descriptor: PortDescriptor { configuration.descriptor }
-    package var connections: [SendConnection] { table.all }
+    public var descriptor: PortDescriptor { configuration.descriptor }
+    public var connections: [SendConnection] { table.all }
 
     private let captureClock: CaptureClockSource
 
-    package init(
+    public init(
         configuration: PortConfiguration, source: AudioSource, engine: MediaEngine, captureClock: CaptureClockSource
     ) {
         self.captureClock = captureClock
@@ -56,7 +56,7 @@ package final class SenderPort: @unchecked Sendable {
 
     /// Registers the port's JACK input ports (`NAME_1 … NAME_N`) on `client`, whose process callback then
     /// feeds this port's connections at `client.sampleRate`. Control plane, before the client activates.
-    package func attachJACK(to client: JACKClient) throws(EngineError) {
+    public func attachJACK(to client: JACKClient) throws(EngineError) {
         let processor = try client.registerProcessor(
             JACKSenderProcessor(
                 table: table, socket: try sendingSocket(), captureClock: captureClock, channels: descriptor.channels,
@@ -67,13 +67,13 @@ package final class SenderPort: @unchecked Sendable {
     }
 
     /// The rates the port can stream at now: only its running rate while it streams.
-    package var currentRates: [Int] { activeSampleRate.map { [$0] } ?? descriptor.sampleRates }
+    public var currentRates: [Int] { activeSampleRate.map { [$0] } ?? descriptor.sampleRates }
 
     /// The socket connections send from: the engine's, shared by every sender port of the peer.
-    package func sendingSocket() throws(EngineError) -> UDPSocket { try engine.sendSocket() }
+    public func sendingSocket() throws(EngineError) -> UDPSocket { try engine.sendSocket() }
 
     /// Starts feeding `connection`; the first one attaches the port to the engine clock of its rate.
-    package func add(_ connection: SendConnection) throws(EngineError) {
+    public func add(_ connection: SendConnection) throws(EngineError) {
         let rate = connection.format.sampleRate
         if let activeSampleRate, activeSampleRate != rate {
             throw EngineError("\(descriptor.name) already streams at \(activeSampleRate) Hz")
@@ -114,7 +114,7 @@ package final class SenderPort: @unchecked Sendable {
     }
 
     /// Stops feeding `connection`; after the last one the port leaves its engine clock.
-    package func remove(_ connection: SendConnection) async {
+    public func remove(_ connection: SendConnection) async {
         _ = await table.remove(connection, deviceRunning: paced?.clock.isRunning == true || jack?.client.isRunning == true)
         if table.isEmpty, jack == nil { await stopStreaming() }
     }
@@ -137,7 +137,7 @@ package final class SenderPort: @unchecked Sendable {
 
     /// Stops everything (closing the JACK client before freeing this port's handler state). Control plane;
     /// idempotent.
-    package func shutdown() async {
+    public func shutdown() async {
         await stopStreaming()
         if let jack {
             jack.client.releaseProcessor(jack.processor)

@@ -17,9 +17,9 @@ import TuttiStream
 ///
 /// Control plane: `init`, `stop`, `failure`, `recordedFrames`. Device thread: `ring.write`, `timing`. Writer
 /// thread: internal.
-package final class SinkWriter: @unchecked Sendable {
+public final class SinkWriter: @unchecked Sendable {
     /// Where the audio goes, already opened by the port.
-    package enum Output {
+    public enum Output {
         /// A take's WAV file (the writer closes it).
         case wav(WAVWriter)
         /// Raw PCM on standard output (file descriptor 1).
@@ -28,20 +28,20 @@ package final class SinkWriter: @unchecked Sendable {
         case discard
     }
 
-    package let ring: SampleRing
+    public let ring: SampleRing
     private let running = Atomic<Bool>(true)
     private let frames = Atomic<Int>(0)
     private var thread: OSThread?
 
     /// When the recording began; a WAV sink saves it beside the file.
-    package let timing = RecordingTiming()
+    public let timing = RecordingTiming()
     /// The sink's first write error (nil for a `discard` output, which cannot fail).
-    package let failure: SinkFailure?
+    public let failure: SinkFailure?
 
     /// Frames written to the sink so far (after a failure: up to the failure). Any thread.
-    package var recordedFrames: Int { frames.load(ordering: .relaxed) }
+    public var recordedFrames: Int { frames.load(ordering: .relaxed) }
 
-    package init(output: Output, sampleRate: Int, channels: Int) {
+    public init(output: Output, sampleRate: Int, channels: Int) {
         ring = SampleRing(capacity: sampleRate * channels * 2)  // two seconds
         let ring = ring
         switch output {
@@ -131,7 +131,7 @@ package final class SinkWriter: @unchecked Sendable {
     }
 
     /// Writes what is queued, closes the sink and waits. Control plane; idempotent.
-    package func stop() {
+    public func stop() {
         running.store(false, ordering: .releasing)
         thread?.join()
         thread = nil

@@ -1,0 +1,129 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Benchmark
+import TuttiCore
+import TuttiEngine
+import TuttiIO
+import TuttiStream
+import TuttiWire
+
+/// The engine's period loop, whole: one `EngineClock.runPeriod` of a peer with a `null` receiver port playing
+/// 8 streams and a `tone` sender port feeding one connection. The 8 streams' datagrams of the period are
+/// sent to the clock's media socket on loopback before the measurement (the network's work); the measured
+/// period takes them in (`epoll_wait`, `recvmmsg`, SSRC demultiplexing, kernel arrival times), renders and
+/// mixes the 8 streams into the sink's ring, renders the tone, packetizes it and sends it (`sendmmsg`).
+///
+/// Iterations run in real time, one period (1.33 ms) apart, as the clock thread would: the datagrams carry
+/// the kernel's arrival times, so the streams' timeline must be the host clock's (a warm-up of 5,000
+/// periods takes 6.7 s).
+final class EnginePeriodState {
+    static let streams = 8
+    let engine = MediaEngine(periodFrames: stereoL24.packetFrames, threaded: false)
+    let clock: EngineClock
+    let desk: ReceiverPort
+    let connections: [ReceiveConnection]
+    let sender: SenderPort
+    let sendConnection: SendConnection
+    /// Where the tone goes (never read: once its queue is full the kernel refuses the sends, which are counted).
+    let blackHole: UDPSocket
+    /// Sends the streams' datagrams to the media socket.
+    let network: UDPSocket
+    let mediaAddress: UDPAddress
+    let window = DatagramWindow()
+    /// One datagram, its SSRC rewritten for each stream.
+    let scratch: UnsafeMutableRawBufferPointer
+    var slot = 0
+    /// Periods run so far, and the first one's time (host clock).
+    var period: Int64 = 0
+    let start = MonotonicClock().now().nanoseconds + 10_000_000
+
+    init() async throws {
+        let captureClock = CaptureClockSource(link: nil)
+        clock = try engine.clock(sampleRate: stereoL24.sampleRate)
+        desk = ReceiverPort(
+            configuration: .receiver(name: "desk", sink: .null, channels: 2), sink: .null, engine: engine, captureClock: captureClock)
+        var connections: [ReceiveConnection] = []
+        for index in 0..<Self.streams {
+            let hex = String(index + 1, radix: 16)
+            let connection = try ReceiveConnection(
+                summary: ConnectionSummary(
+                    id: ConnectionID(String(repeating: "0", count: 16 - hex.count) + hex)!, role: .receiving,
+                    source: PortReference(peer: "a", port: "out\(index)"), destination: PortReference(peer: "b", port: "desk"),
+                    format: stereoL24, state: .buffering),
+                ssrc: ssrc &+ UInt32(index), payloadType: payloadType, peerEndpoint: nil, captureClock: .realtime,
+                maxPeriodFrames: stereoL24.packetFrames, signalLossTimeout: .seconds(1), concealment: .repetition,
+                outputSampleRate: stereoL24.sampleRate, driftCompensation: true)
+            try await desk.add(connection)
+            connections.append(connection)
+        }
+        self.connections = connections
+        guard case .sender(let source) = PortConfiguration.toneSender(name: "tone").role else { fatalError("a tone sender") }
+        sender = SenderPort(
+            configuration: .toneSender(name: "tone"), source: source, engine: engine, captureClock: captureClock)
+        blackHole = try UDPSocket()
+        let socket = try sender.sendingSocket()
+        sendConnection = SendConnection(
+            summary: ConnectionSummary(
+                id: ConnectionID("00000000000000ff")!, role: .sending, source: PortReference(peer: "b", port: "tone"),
+                destination: PortReference(peer: "c", port: "in"), format: stereoL24, state: .playing),
+            destination: socket.destination(try UDPAddress(host: "127.0.0.1", port: blackHole.localPort)), peerEndpoint: nil,
+            ssrc: 1, payloadType: payloadType, maxPeriodFrames: stereoL24.packetFrames)
+        try sender.add(sendConnection)
+        network = try UDPSocket()
+        mediaAddress = network.destination(try UDPAddress(host: "127.0.0.1", port: clock.media.port))
+        scratch = .allocate(byteCount: DatagramWindow.stride, alignment: 16)
+    }
+
+    deinit { scratch.deallocate() }
+
+    /// Sends this period's datagram of every stream to the media socket. Not measured.
+    func deliver() {
+        if slot == 0 { window.refill() }
+        let datagram = window.datagram(slot)
+        for index in 0..<Self.streams {
+            UnsafeMutableRawBufferPointer(rebasing: scratch[0..<datagram.count]).copyMemory(from: datagram)
+            scratch.storeBytes(of: (ssrc &+ UInt32(index)).bigEndian, toByteOffset: 8, as: UInt32.self)
+            _ = network.send(UnsafeRawBufferPointer(rebasing: scratch[0..<datagram.count]), to: mediaAddress)
+        }
+    }
+
+    /// Waits for the next period's start (host clock) and returns it. Not measured.
+    func nextPeriod() -> HostTime {
+        let deadline = start + period * Int64(stereoL24.packetFrames) * 1_000_000_000 / Int64(stereoL24.sampleRate)
+        period += 1
+        var spec = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &spec, nil) == EINTR {}
+        return HostTime(nanoseconds: deadline)
+    }
+}
+
+func registerEngineBenchmarks(_ configuration: Benchmark.Configuration) {
+    let engine = Fixture<EnginePeriodState>()
+    Benchmark("Engine-period-8-streams-in-1-out", configuration: configuration) { benchmark in
+        let state = engine.state!
+        let now = state.nextPeriod()
+        state.deliver()
+        benchmark.startMeasurement()
+        state.clock.runPeriod(at: now)
+        benchmark.stopMeasurement()
+        state.slot = (state.slot + 1) & (windowPackets - 1)
+    } setup: {
+        engine.state = try await EnginePeriodState()
+    } teardown: {
+        let state = engine.state!
+        precondition(state.clock.media.demux.strayDatagrams == 0, "every datagram found its stream")
+        for connection in state.connections {
+            let statistics = connection.statistics()
+            guard statistics.state == .playing, statistics.packetsLost == 0, statistics.packetsLate == 0 else {
+                fatalError("Engine-period-8-streams-in-1-out: not a clean steady state: \(statistics)")
+            }
+        }
+        precondition(state.sendConnection.statistics().packetsSent > 0, "the tone was sent")
+        for connection in state.connections { _ = await state.desk.remove(connection) }
+        await state.sender.remove(state.sendConnection)
+        await state.desk.shutdown()
+        await state.sender.shutdown()
+        engine.state = nil
+    }
+}

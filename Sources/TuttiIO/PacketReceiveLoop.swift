@@ -109,6 +109,8 @@ public final class PacketReceiveLoop: @unchecked Sendable {
     private let events: UnsafeMutablePointer<epoll_event>
     private let tokens: UnsafeMutablePointer<UInt64>
     private let tally: UnsafeMutablePointer<Statistics>
+    /// When the previous iteration looked at its sockets (host clock, ns): serving thread only.
+    private let previousLook: UnsafeMutablePointer<Int64>
     /// Control plane: guards `thread` and slot allocation.
     private let control = Mutex<ControlState>(ControlState())
     private struct ControlState: ~Copyable {
@@ -159,6 +161,8 @@ public final class PacketReceiveLoop: @unchecked Sendable {
         tokens = .allocate(capacity: capacity + 1)
         tally = .allocate(capacity: 1)
         tally.initialize(to: Statistics())
+        previousLook = .allocate(capacity: 1)
+        previousLook.initialize(to: .min)
     }
 
     deinit {
@@ -177,6 +181,7 @@ public final class PacketReceiveLoop: @unchecked Sendable {
         events.deallocate()
         tokens.deallocate()
         tally.deallocate()
+        previousLook.deallocate()
     }
 
     /// Starts serving `socket`: from now on the loop calls `handler(context, …)` on its thread for every
@@ -298,6 +303,13 @@ public final class PacketReceiveLoop: @unchecked Sendable {
     private func service(timeoutMilliseconds: Int32) -> Int {
         let ready = CTuttiIO_epollWait(epoll, events, tokens, Int32(eventsPerWait), timeoutMilliseconds)
         epoch.add(1, ordering: .sequentiallyConsistent)
+        // A datagram read now reached its socket after the previous iteration looked (else that one would
+        // have read it): a kernel arrival time before then is the time the packet entered the host, before
+        // something held it on the way to the socket (ingress shaping, a netfilter queue). Clamped to the
+        // previous look, its error is at most one iteration instead of the hold.
+        let looked = MonotonicClock().now().nanoseconds
+        let earliest = previousLook.pointee
+        previousLook.pointee = looked
         var handled = 0
         for event in 0..<Int(max(ready, 0)) {
             let token = tokens[event]
@@ -317,7 +329,7 @@ public final class PacketReceiveLoop: @unchecked Sendable {
                     if length > batch.pointee.datagramCapacity { tally.pointee.truncated &+= 1 }
                     handler(
                         slot.context, batch.pointee.datagram(at: message).baseAddress, length,
-                        batch.pointee.arrival(at: message).nanoseconds)
+                        max(batch.pointee.arrival(at: message).nanoseconds, earliest))
                 }
                 handled += received
                 if received < batch.pointee.capacity { break }

@@ -527,7 +527,7 @@ public struct JitterBuffer: ~Copyable {
     /// itself so that the latency lands on `frames` (within a frame). What a fixed target's owner
     /// uses to drop the delay the anchor packet had above the fastest one: the buffer anchors on the first
     /// packet, and a first packet that came 3 ms slower than the fastest kept the stream 3 ms later for good.
-    /// - Returns: the frames skipped; 0 when there is less than half a packet to lower (2 frames `exactly`),
+    /// - Returns: the frames skipped; 0 when there is less than half a packet to lower,
     ///   or not now (in a gap or a crossfade, the audio not all arrived, fewer than 16 packets seen, or the
     ///   audio's period longer than the excess). Counted as a latency change.
     /// Realtime-safe: yes (a pass over the lateness window: call it every thousand frames or so, not every read).
@@ -535,7 +535,9 @@ public struct JitterBuffer: ~Copyable {
         guard state == .playing, stretchRemaining == 0, let minimum = latencyController.minimumTransitFrames() else { return 0 }
         let current = Int(latencyFrames(now: now, minimumTransitFrames: minimum).rounded())
         let excess = current - frames
-        guard exactly ? excess >= 2 : excess * 2 >= format.packetFrames else { return 0 }
+        // Not for less than half a packet, even `exactly`: arrival times carry their own few frames of error
+        // (the kernel's stamp or a thread's wake-up), and a skip is an audible splice.
+        guard excess * 2 >= format.packetFrames else { return 0 }
         guard case .skipped(let skip) = skipAudio(upTo: excess, readFrames: readFrames, exactly: exactly) else { return 0 }
         counters.latencyChanges &+= 1
         framesSinceLatencyChange = 0

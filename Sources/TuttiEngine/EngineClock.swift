@@ -1,5 +1,6 @@
 import TuttiCore
 import TuttiIO
+import TuttiStream
 
 /// One paced device clock of a peer's media engine, at one (sample rate, period): a single thread that wakes
 /// once per period and, in that one wake-up, takes in every packet that has arrived for the receiving
@@ -60,6 +61,17 @@ public final class EngineClock: @unchecked Sendable {
         device?.stop()
         fanOut.deinitialize(count: 1)
         fanOut.deallocate()
+    }
+
+    private var driftGroups: [String: DriftGroup] = [:]
+
+    /// The drift group of the streams from remote device clock `key` played on this clock (made on first
+    /// use). Control plane.
+    public func driftGroup(for key: String) -> DriftGroup {
+        if let group = driftGroups[key] { return group }
+        let group = DriftGroup()
+        driftGroups[key] = group
+        return group
     }
 
     /// Whether the clock thread runs (some port is attached). Control plane.

@@ -1,4 +1,5 @@
 import TuttiIO
+import TuttiStream
 
 /// A peer's media engine: its paced device clocks, one per sample rate at the peer's period, each taking in
 /// the packets of its ports' connections and running every paced port streaming at that rate in one wake-up
@@ -15,6 +16,7 @@ public final class MediaEngine: @unchecked Sendable {
     private let threaded: Bool
     private var clocks: [Int: EngineClock] = [:]
     private var jackInput: MediaInput?
+    private var jackDriftGroups: [String: DriftGroup] = [:]
     private var sender: UDPSocket?
 
     /// - Parameter threaded: false for an engine whose clocks are driven by hand (deterministic tests).
@@ -67,6 +69,15 @@ public final class MediaEngine: @unchecked Sendable {
         loop.start()
         jackInput = input
         return input
+    }
+
+    /// The drift group of `jack` ports' streams from remote device clock `key` (made on first use).
+    /// Control plane.
+    public func jackDriftGroup(for key: String) -> DriftGroup {
+        if let group = jackDriftGroups[key] { return group }
+        let group = DriftGroup()
+        jackDriftGroups[key] = group
+        return group
     }
 
     /// Receiving connections a peer holds at most (every port's).

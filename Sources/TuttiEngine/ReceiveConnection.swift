@@ -17,6 +17,8 @@ public final class ReceiveConnection: @unchecked Sendable {
     public let receiver: StreamReceiver
     /// The sender's control endpoint, for the teardown notice (nil when it reached us from elsewhere).
     public let peerEndpoint: ControlEndpoint?
+    /// The sender's device clock (`StreamOffer.remoteClockKey`): streams of one share a drift estimate.
+    public let remoteClock: String?
     /// The clock the sender stamps capture times with.
     public let captureClock: CaptureClock
     /// The media socket the stream arrives on, while the connection runs.
@@ -28,8 +30,9 @@ public final class ReceiveConnection: @unchecked Sendable {
     public init(
         summary: ConnectionSummary, ssrc: UInt32, payloadType: UInt8, peerEndpoint: ControlEndpoint?,
         captureClock: CaptureClock, maxPeriodFrames: Int, signalLossTimeout: Duration, concealment: Concealment,
-        outputSampleRate: Int, driftCompensation: Bool
+        outputSampleRate: Int, driftCompensation: Bool, remoteClock: String? = nil
     ) throws(EngineError) {
+        self.remoteClock = remoteClock
         self.summary = summary
         self.captureClock = captureClock
         self.peerEndpoint = peerEndpoint

@@ -110,6 +110,7 @@ public final class ReceiverPort: @unchecked Sendable {
             throw EngineError("\(descriptor.name) already runs at \(activeSampleRate) Hz")
         }
         if jack != nil {
+            if let key = connection.remoteClock { connection.receiver.joinDriftGroup(engine.jackDriftGroup(for: key)) }
             try connection.start(on: engine.jackMedia())
             guard table.insert(connection) else {
                 connection.stop()
@@ -126,6 +127,9 @@ public final class ReceiverPort: @unchecked Sendable {
         connection.sinkFailure = writer?.failure
         // A paced take's clock takes in the connection's packets, on its media socket, at each period's start.
         do throws(EngineError) {
+            if let key = connection.remoteClock, let paced {
+                connection.receiver.joinDriftGroup(paced.clock.driftGroup(for: key))
+            }
             let input = if let paced { paced.clock.media } else { try engine.jackMedia() }
             try connection.start(on: input)
         } catch {

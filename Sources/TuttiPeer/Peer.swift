@@ -377,7 +377,8 @@ public actor Peer {
         let offer = StreamOffer(
             connectionID: connectionID, senderPeerID: id, source: source, destination: request.destination,
             channels: port.channels, sampleRates: senderPort.currentRates, sampleFormats: port.sampleFormats,
-            options: request.options, captureClock: link == nil ? .realtime : .linkGhost, senderControlPort: controlPort)
+            options: request.options, captureClock: link == nil ? .realtime : .linkGhost, senderControlPort: controlPort,
+            senderClock: senderPort.configuration.isJACK ? "jack" : "system")
 
         let answer: StreamAnswer
         let endpoint: ControlEndpoint
@@ -580,7 +581,7 @@ public actor Peer {
                 summary: summary, ssrc: ssrc, payloadType: payloadType, peerEndpoint: senderEndpoint,
                 captureClock: offer.captureClock, maxPeriodFrames: configuration.periodFrames, signalLossTimeout: configuration.signalLossTimeout,
                 concealment: configuration.concealment, outputSampleRate: Negotiation.deviceRate(for: format, receiver: capabilities),
-                driftCompensation: configuration.driftCompensation)
+                driftCompensation: configuration.driftCompensation, remoteClock: offer.remoteClockKey)
             try await receiverPort.add(connection)
             receiving[offer.connectionID] = (connection, receiverPort)
             let conversion = connection.receiver.outputSampleRate != format.sampleRate ? ", converted to \(connection.receiver.outputSampleRate) Hz" : ""

@@ -14,11 +14,13 @@ import TuttiWire
 ///   (`LevelMeter`, relaxed atomics).
 ///
 /// **Rate conversion and drift.** With `outputSampleRate` different from the stream's rate, or with drift
-/// compensation on, the buffer's audio goes through a low-latency variable-ratio `Resampler` (libsamplerate,
-/// 0.4 ms): each period takes as many
-/// stream frames as the device period needs, and a `DriftController` steers the ratio so that the buffer's
-/// latency (measured against the fastest recent packet) stays at its target while the sender's sample clock
-/// and the receiver's drift apart. The resampler's delay is counted in the latency.
+/// compensation on, the buffer's audio goes through a variable-ratio `Resampler` (zita-resampler's
+/// VResampler at equal rates, 19 frames; libsamplerate for a real conversion, 0.4 ms): each period takes as
+/// many stream frames as the device period needs, and a `DriftController` steers the ratio so that the
+/// buffer's latency (measured against the fastest recent packet) stays at its target while the sender's
+/// sample clock and the receiver's drift apart. Streams from one remote device clock share one estimate
+/// (`joinDriftGroup`, `DriftGroup`): one leads, the others apply its correction. The resampler's delay is
+/// counted in the latency.
 /// - Any thread: `snapshot()`, `driftFigures()`, `levelReading()`.
 ///
 /// Realtime-safe: `accept` and `render` (no allocation, lock or log after `init`; measured by
@@ -40,6 +42,15 @@ public final class StreamReceiver: @unchecked Sendable {
     private var resampler: Resampler?
     private var drift: DriftController
     private let driftCompensation: Bool
+    /// The streams of the same remote device clock, when the receiver joined one (`joinDriftGroup`); written
+    /// on the control plane before the device thread first renders, then the device thread's.
+    private var driftGroup: DriftGroup?
+    /// Whether the receiver still follows or leads its group (false once it left it: its stream strayed).
+    private var inDriftGroup = false
+    /// Whether this receiver leads its group now. Device thread.
+    private var leadsDriftGroup = false
+    /// Times the receiver left its group because its buffer strayed under the shared correction.
+    private let driftGroupDepartures = Atomic<UInt64>(0)
     /// Whether audio goes through the resampler (fixed at init; readable from any thread).
     public let resamples: Bool
     /// Stream frames read from the buffer for one period (resampler input). Device thread.
@@ -99,6 +110,8 @@ public final class StreamReceiver: @unchecked Sendable {
     }
 
     deinit {
+        // A leaving leader hands the group on: the next member to play takes over.
+        if let driftGroup { _ = driftGroup.leader.compareExchange(expected: groupToken, desired: 0, ordering: .acquiringAndReleasing) }
         output.deallocate()
         resamplerInput.deallocate()
     }
@@ -167,7 +180,7 @@ public final class StreamReceiver: @unchecked Sendable {
         if captureTime != .min { captureTime -= delay }
         if let latency = statistics.latencyNanoseconds { statistics.latencyNanoseconds = latency + delay }
         if publishIfDue(statistics, state: state, streamFrames: needed) {
-            driftBits.store(drift.driftEstimatePPM.bitPattern, ordering: .relaxed)
+            driftBits.store((followedEstimate ?? drift.driftEstimatePPM).bitPattern, ordering: .relaxed)
             ratioBits.store((Double(format.sampleRate) / Double(outputSampleRate) * (resampler?.correction ?? 1)).bitPattern, ordering: .relaxed)
         }
         measureLevel(frames: frames)
@@ -209,9 +222,61 @@ public final class StreamReceiver: @unchecked Sendable {
         let estimate = drift.driftEstimatePPM
         guard let setpoint = policy.driftSetpoint(statistics, measuredLatency: latency, reset: { drift.reset(driftPPM: estimate) })
         else { return }
+        if let group = driftGroup, inDriftGroup, !leadsDriftGroup {
+            if group.leader.compareExchange(expected: 0, desired: groupToken, ordering: .acquiringAndReleasing).exchanged {
+                // The group's leader left (or there was none): lead from where the group's estimate stands.
+                leadsDriftGroup = true
+                if group.correction != nil { drift.reset(driftPPM: group.estimatePPM) }
+            } else if let correction = group.correction {
+                // Follow the leader's correction, unless this stream strays under it: then it is not that clock's.
+                if abs(latency - setpoint) > Double(DriftGroup.tolerancePackets * format.packetFrames) {
+                    inDriftGroup = false
+                    driftGroupDepartures.add(1, ordering: .relaxed)
+                    drift.reset(driftPPM: group.estimatePPM)
+                } else {
+                    followedEstimate = group.estimatePPM
+                    apply(correction)
+                    return
+                }
+            }
+        }
         let correction = drift.update(level: latency, target: setpoint)
-        try? resampler!.setCorrection(correction, transitionFrames: 4 * format.packetFrames)
+        if leadsDriftGroup, let group = driftGroup { group.publish(correction: correction, estimatePPM: drift.driftEstimatePPM) }
+        followedEstimate = nil
+        apply(correction)
     }
+
+    /// Steers the resampler to `correction` and publishes the ratio it makes (every period it changes, so a
+    /// drift group's members show the same ratio once they have read the same period). Device thread.
+    @inline(__always)
+    private func apply(_ correction: Double) {
+        try? resampler!.setCorrection(correction, transitionFrames: 4 * format.packetFrames)
+        ratioBits.store((Double(format.sampleRate) / Double(outputSampleRate) * correction).bitPattern, ordering: .relaxed)
+    }
+
+    /// While following a drift group: the leader's estimate, which `driftFigures` reports. Device thread.
+    private var followedEstimate: Double?
+
+    /// Makes the receiver one of `group`'s streams (see `DriftGroup`): it leads the group's drift estimate
+    /// or follows it. Control plane, before the stream is first rendered; ignored without drift compensation.
+    public func joinDriftGroup(_ group: DriftGroup) {
+        guard driftCompensation else { return }
+        driftGroup = group
+        inDriftGroup = true
+    }
+
+    /// Whether the receiver leads its drift group now (false without a group). Any thread, approximate.
+    public var leadsItsDriftGroup: Bool {
+        guard let driftGroup else { return false }
+        return driftGroup.leader.load(ordering: .relaxed) == groupToken
+    }
+
+    /// Times the receiver left its drift group because its buffer strayed under the shared correction.
+    /// Any thread.
+    public var driftGroupLeaves: UInt64 { driftGroupDepartures.load(ordering: .relaxed) }
+
+    /// This receiver's token in its drift group: its identity, never 0.
+    private var groupToken: Int { Int(bitPattern: UInt(bitPattern: ObjectIdentifier(self).hashValue)) | 1 }
 
     /// Drift compensation's figures: the estimated drift of the sender's clock against the receiver's (ppm)
     /// and the ratio applied (stream frames per output frame); nil without a resampler. Any thread.

@@ -48,12 +48,24 @@ public struct StreamOffer: Hashable, Sendable, Codable {
     public var captureClock: CaptureClock
     /// The sender peer's control port; with the address the offer came from, where to send a teardown.
     public var senderControlPort: UInt16
+    /// The sender's device clock that paces the stream: "system" (its paced ports: the host's clock) or "jack"
+    /// (its JACK server's, a sound card's). Streams of one sender peer and one device clock drift alike, so a
+    /// receiver estimates their drift once (`DriftGroup`). Nil from older peers; other values are ignored.
+    public var senderClock: String?
+
+    /// The remote device clock this stream comes from, as a key (`<sender peer ID>/system` or `/jack`), or
+    /// nil when the sender did not say (or said something unknown).
+    public var remoteClockKey: String? {
+        guard let senderClock, senderClock == "system" || senderClock == "jack" else { return nil }
+        return "\(senderPeerID.rawValue)/\(senderClock)"
+    }
 
     public init(
         connectionID: ConnectionID, senderPeerID: PeerID, source: PortReference, destination: PortReference,
         channels: Int, sampleRates: [Int], sampleFormats: [SampleFormat], options: ConnectOptions,
-        captureClock: CaptureClock, senderControlPort: UInt16
+        captureClock: CaptureClock, senderControlPort: UInt16, senderClock: String? = nil
     ) {
+        self.senderClock = senderClock
         self.senderControlPort = senderControlPort
         self.connectionID = connectionID
         self.senderPeerID = senderPeerID

@@ -49,11 +49,13 @@ final class MediaEngineTests: XCTestCase {
             ssrc: UInt32(number + 1), payloadType: 96, maxPeriodFrames: periodFrames)
     }
 
-    private func receiveConnection(_ number: Int, ssrc: UInt32, format: StreamFormat) throws -> ReceiveConnection {
+    private func receiveConnection(
+        _ number: Int, ssrc: UInt32, format: StreamFormat, remoteClock: String? = nil
+    ) throws -> ReceiveConnection {
         try ReceiveConnection(
             summary: summary(number, role: .receiving, format: format), ssrc: ssrc, payloadType: 96, peerEndpoint: nil,
             captureClock: .realtime, maxPeriodFrames: periodFrames, signalLossTimeout: .seconds(1), concealment: .repetition,
-            outputSampleRate: 48_000, driftCompensation: false)
+            outputSampleRate: 48_000, driftCompensation: remoteClock != nil, remoteClock: remoteClock)
     }
 
     /// Counts the datagrams waiting on `socket` (non-blocking).
@@ -233,6 +235,42 @@ final class MediaEngineTests: XCTestCase {
         XCTAssertEqual(connection.statistics().packetsReceived, 0)
         _ = await desk.remove(connection)
         XCTAssertEqual(connection.mediaPort, nil, "stopped: off the media socket")
+        await desk.shutdown()
+    }
+
+    func testStreamsFromOneRemoteClockShareOneDriftEstimateOnTheClockTheyPlayOn() async throws {
+        let engine = MediaEngine(periodFrames: periodFrames, threaded: false)
+        let format = format()
+        let desk = ReceiverPort(
+            configuration: .receiver(name: "desk", sink: .null, channels: 2), sink: .null, engine: engine, captureClock: captureClock)
+        var streams: [(ReceiveConnection, SenderStream)] = []
+        for (index, remote) in ["peer-a/system", "peer-a/system", "peer-b/system"].enumerated() {
+            let connection = try receiveConnection(400 + index, ssrc: UInt32(700 + index), format: format, remoteClock: remote)
+            try await desk.add(connection)
+            streams.append((connection, SenderStream(Packetizer(
+                format: format, payloadType: 96, ssrc: UInt32(700 + index), initialSequenceNumber: 0, initialTimestamp: 0))))
+        }
+        let clock = try engine.clock(sampleRate: 48_000)
+        let silence = [Float](repeating: 0, count: periodFrames * 2)
+        let periodNanoseconds = Int64(periodFrames) * 1_000_000_000 / 48_000
+        for period in 0..<2_250 {  // 3 s: drift compensation starts after the first second of playout
+            let now = HostTime(nanoseconds: 1_000_000_000 + Int64(period) * periodNanoseconds)
+            for (connection, stream) in streams {
+                silence.withUnsafeBufferPointer { samples in
+                    stream.packetizer.append(samples, frames: periodFrames, captureTime: now.nanoseconds) { datagram in
+                        connection.receiver.accept(datagram: datagram, arrival: now)
+                    }
+                }
+            }
+            clock.runPeriod(at: now)
+        }
+        let groupA = clock.driftGroup(for: "peer-a/system")
+        XCTAssertTrue(groupA.hasLeader)
+        XCTAssertNotNil(groupA.correction, "peer a's leader published its correction")
+        XCTAssertEqual(streams[0..<2].filter { $0.0.receiver.leadsItsDriftGroup }.count, 1, "one of peer a's two streams leads")
+        XCTAssertTrue(streams[2].0.receiver.leadsItsDriftGroup, "peer b's stream has a group of its own")
+        XCTAssertFalse(clock.driftGroup(for: "peer-b/system") === groupA)
+        for (connection, _) in streams { _ = await desk.remove(connection) }
         await desk.shutdown()
     }
 }

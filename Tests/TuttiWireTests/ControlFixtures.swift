@@ -17,7 +17,7 @@ enum ControlFixtures {
         StreamOffer(
             connectionID: connectionID, senderPeerID: peerID, source: source, destination: destination, channels: 2,
             sampleRates: [48_000, 44_100], sampleFormats: [.l24, .l16], options: fullOptions, captureClock: .realtime,
-            senderControlPort: 7_400)
+            senderControlPort: 7_400, senderClock: "jack")
     }
 
     static var connect: ConnectRequest {

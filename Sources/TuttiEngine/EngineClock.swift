@@ -120,7 +120,7 @@ public final class EngineClock: @unchecked Sendable {
     /// Clock thread only.
     private static let runPeriod: PacedDeviceClock.Handler = { context, periodTime, frames in
         Unmanaged<EngineClock>.fromOpaque(context!)._withUnsafeGuaranteedRef { clock in
-            clock.network.receiveReady()
+            clock.network.receiveReady(notAfter: HostTime(nanoseconds: periodTime))
             clock.nodes.forEachActive { node in node.handler(node.context, periodTime, frames) }
             clock.fanOut.pointee.flush()
         }

@@ -284,23 +284,27 @@ public final class PacketReceiveLoop: @unchecked Sendable {
     /// (the engine's device clock) instead of the loop thread: no network thread and no wake-up per packet,
     /// while arrival times stay the kernel's. Returns the datagrams handed to handlers.
     ///
+    /// `latest`: arrival times after it are reported as `latest` (a period thread passes its period's time:
+    /// what arrived between that time and the thread's wake-up counts as there at the period's start, so no
+    /// packet seems to arrive after the read that takes it).
+    ///
     /// Call from one thread at a time, and only while the loop thread is not running (`start` not called,
     /// or `stop` returned). Realtime-safe: yes (system calls, no allocation, lock or log).
     @discardableResult
-    public func receiveReady() -> Int {
+    public func receiveReady(notAfter latest: HostTime = HostTime(nanoseconds: .max)) -> Int {
         precondition(!running.load(ordering: .relaxed), "receiveReady while the loop thread runs")
-        return service(timeoutMilliseconds: 0)
+        return service(timeoutMilliseconds: 0, latest: latest.nanoseconds)
     }
 
     /// The loop thread's body.
     private func run() {
-        while running.load(ordering: .relaxed) { service(timeoutMilliseconds: -1) }
+        while running.load(ordering: .relaxed) { service(timeoutMilliseconds: -1, latest: .max) }
     }
 
     /// One iteration: waits up to `timeoutMilliseconds` (-1: until an event) and serves every ready socket.
     /// `epoch` is odd from the moment the wait returns until the last handler returned (see `unregister`).
     @discardableResult
-    private func service(timeoutMilliseconds: Int32) -> Int {
+    private func service(timeoutMilliseconds: Int32, latest: Int64) -> Int {
         let ready = CTuttiIO_epollWait(epoll, events, tokens, Int32(eventsPerWait), timeoutMilliseconds)
         epoch.add(1, ordering: .sequentiallyConsistent)
         // A datagram read now reached its socket after the previous iteration looked (else that one would
@@ -329,7 +333,7 @@ public final class PacketReceiveLoop: @unchecked Sendable {
                     if length > batch.pointee.datagramCapacity { tally.pointee.truncated &+= 1 }
                     handler(
                         slot.context, batch.pointee.datagram(at: message).baseAddress, length,
-                        max(batch.pointee.arrival(at: message).nanoseconds, earliest))
+                        min(max(batch.pointee.arrival(at: message).nanoseconds, earliest), latest))
                 }
                 handled += received
                 if received < batch.pointee.capacity { break }

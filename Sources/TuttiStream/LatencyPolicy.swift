@@ -17,11 +17,13 @@ import TuttiCore
 /// 0 when the reads come just as the packets have waited the slack), instead of the target plus R − 1 for
 /// every phase. The phase itself cannot be removed here: a read cannot come earlier than the device's clock.
 ///
-/// **Fixed target** (`startPlayout`, `trimAnchorDelay`, `learnSetpoint`): the buffer anchors on the first
+/// **Fixed target** (`startPlayout`, `learnSetpoint`): the buffer anchors on the first
 /// packet; at the first read after that, the play head is placed at the aligned latency (moved back, or forward
-/// over audio that has already waited longer, as when packets came in a burst before the read); from the first
-/// second to the third, the delay the anchor packet had above the fastest one is trimmed (that many frames of
-/// arrived audio skipped with a crossfade, so the latency lands on the aligned one); drift compensation then holds the latency measured over the first second.
+/// over audio that has already waited longer, as when packets came in a burst before the read). Once audio
+/// plays, a fixed target never splices it: a first packet that came slower than most keeps its extra delay
+/// (at most the jitter), which drift compensation then holds with the latency of the first second. Trimming it
+/// a second in, as this policy once did, spliced clean streams whenever an arrival time was a few frames off;
+/// a user who wants the lowest latency the network allows asks for `--latency auto`.
 ///
 /// **Adaptive target** (`adaptiveTargetFrames`, `adaptiveStep`): the controller's 99th percentile of lateness
 /// plus one packet and 0.5 ms, aligned the same way, and when to move toward it; the jitter buffer moves its
@@ -30,14 +32,11 @@ import TuttiCore
 /// Realtime-safe: yes (no allocation, lock or log). Thread-safe: no (the device thread owns it).
 public struct LatencyPolicy: Sendable {
     public let format: StreamFormat
-    /// Whether this stream uses a fixed target without synchronized playout (start placement and trimming).
+    /// Whether this stream uses a fixed target without synchronized playout (start placement).
     public let placesFixedStart: Bool
 
     /// Arrival of the packet the buffer last anchored on, until the first read after it placed the start.
     private var anchorArrival: HostTime?
-    /// Stream frames read since the buffer last anchored, and whether the anchor's extra delay is still to trim.
-    private var framesSinceAnchor = 0
-    private var trimPending = false
     /// Drift compensation's setpoint with a fixed target: the latency averaged over the first second of playout.
     public private(set) var levelSetpoint: Double
     private var learnedLatencyChanges: UInt64 = 0
@@ -114,13 +113,11 @@ public struct LatencyPolicy: Sendable {
     public mutating func anchored(arrival: HostTime) {
         guard placesFixedStart else { return }
         anchorArrival = arrival
-        framesSinceAnchor = 0
-        trimPending = true
     }
 
     /// Before each read of `readFrames` stream frames at `now`: places the start at the first read after an
-    /// anchor, and trims the anchor's delay from the first second to the third. `nominalReadFrames` is what
-    /// the reads come in on average (they differ by a frame through a resampler). Device thread.
+    /// anchor. `nominalReadFrames` is what the reads come in on average (they differ by a frame through a
+    /// resampler). Device thread.
     public mutating func beforeRead(
         _ buffer: inout JitterBuffer, now: HostTime, readFrames: Int, nominalReadFrames: Int, resampled: Bool
     ) {
@@ -129,7 +126,6 @@ public struct LatencyPolicy: Sendable {
             anchorArrival = nil
             startPlayout(&buffer, anchoredAt: arrival, now: now, nominalReadFrames: nominalReadFrames, resampled: resampled)
         }
-        if trimPending { trimAnchorDelay(&buffer, now: now, readFrames: readFrames, nominalReadFrames: nominalReadFrames, resampled: resampled) }
     }
 
     /// Frames added to the aligned latency when reads vary by a frame around their nominal size (a resampler
@@ -151,29 +147,6 @@ public struct LatencyPolicy: Sendable {
         // At latency T the head would be `elapsed` ahead of where the buffer put it; at the aligned latency,
         // `latency − T` less.
         buffer.moveStart(byFrames: elapsed - (latency - format.targetLatencyFrames))
-    }
-
-    /// Fixed target, from the first second after the anchor to the third: lowers the latency to the aligned
-    /// latency against the fastest packet of the window. The buffer anchors on the first packet, so a first
-    /// packet that came slower than most kept its extra delay for good (in the lab, under 0–4 ms of jitter, the
-    /// two legs of one loop ran 2 ms apart with the same 5 ms target). Tried every 1024 frames (a pass over the
-    /// lateness window).
-    private mutating func trimAnchorDelay(
-        _ buffer: inout JitterBuffer, now: HostTime, readFrames: Int, nominalReadFrames: Int, resampled: Bool
-    ) {
-        let checkEvery = 1_024
-        let before = framesSinceAnchor
-        framesSinceAnchor += readFrames
-        guard framesSinceAnchor >= format.sampleRate else { return }
-        guard framesSinceAnchor < 3 * format.sampleRate else {
-            trimPending = false
-            return
-        }
-        guard before / checkEvery != framesSinceAnchor / checkEvery, let phase = buffer.arrivalPhaseFrames(now: now) else { return }
-        let toward = Self.alignedLatency(
-            targetFrames: format.targetLatencyFrames, packetFrames: format.packetFrames, readFrames: nominalReadFrames,
-            phaseFrames: phase) + Self.wobbleFrames(resampled: resampled)
-        _ = buffer.lowerLatency(toward: toward, now: now, readFrames: readFrames, exactly: true)
     }
 
     /// Once per period while playing, for drift compensation: the latency to hold. Adaptive: the buffer's

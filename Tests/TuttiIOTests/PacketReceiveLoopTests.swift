@@ -187,6 +187,28 @@ final class PacketReceiveLoopTests: XCTestCase {
         XCTAssertFalse(loop.isRunning)
     }
 
+    func testAPeriodThreadSeesNoArrivalAfterItsPeriodsTimeAndNoneBeforeItsPreviousLook() throws {
+        let loop = try PacketReceiveLoop(capacity: 2)
+        let (receivers, recorders) = try registeredReceivers(1, on: loop)
+        let sender = try UDPSocket()
+        let destination = sender.destination(try UDPAddress(host: "127.0.0.1", port: receivers[0].localPort))
+        XCTAssertEqual(loop.receiveReady(), 0)  // the first look
+        let firstLook = MonotonicClock().now().nanoseconds
+        // Sent after the period began (its time is in the past): reported at the period's time.
+        let periodTime = MonotonicClock().now()
+        usleep(2_000)
+        for sequence in 0..<3 { sender.send(datagram(sequence, bytes: 64), to: destination) }
+        usleep(20_000)
+        XCTAssertEqual(loop.receiveReady(notAfter: periodTime), 3)
+        XCTAssertEqual(recorders[0].seen.withLock { $0.map(\.arrival) }, [periodTime.nanoseconds, periodTime.nanoseconds, periodTime.nanoseconds])
+        // Without a bound, the kernel's times: after the first look, before now.
+        for sequence in 3..<5 { sender.send(datagram(sequence, bytes: 64), to: destination) }
+        usleep(20_000)
+        XCTAssertEqual(loop.receiveReady(), 2)
+        let arrivals = recorders[0].seen.withLock { $0.suffix(2).map(\.arrival) }
+        XCTAssertTrue(arrivals.allSatisfy { $0 > firstLook && $0 <= MonotonicClock().now().nanoseconds }, "\(arrivals)")
+    }
+
     func testOneReceiveReadyServesEveryReadySocketOf256() throws {
         let loop = try PacketReceiveLoop(capacity: 256)
         let (receivers, recorders) = try registeredReceivers(256, on: loop)

@@ -31,11 +31,11 @@ public final class ReceiverPort: @unchecked Sendable {
     private let engine: MediaEngine
     /// While a take runs on a paced clock: the clock, the port's node on it, its period state, and the
     /// clock's overruns when the take started.
-    private var paced: (clock: EngineClock, node: PeriodNode, processor: UnsafeMutablePointer<PacedReceiverProcessor>, overrunsAtStart: UInt64)?
+    private var paced: PacedAttachment<PacedReceiverProcessor>?
 
     /// Periods the port's engine clock skipped because its thread stalled for more than 100 ms (their
     /// audio is lost), in the current take. Control plane.
-    public var deviceOverruns: UInt64 { paced.map { $0.clock.overruns - $0.overrunsAtStart } ?? 0 }
+    public var deviceOverruns: UInt64 { paced?.overruns ?? 0 }
     private var writer: SinkWriter?
     /// The JACK client and this port's handler state, for a `jack` port.
     private var jack: (client: JACKClient, processor: UnsafeMutablePointer<JACKReceiverProcessor>)?
@@ -62,12 +62,8 @@ public final class ReceiverPort: @unchecked Sendable {
     }
 
     deinit {
-        if let paced {
-            // Only when the peer went away without `shutdown`: stop the clock before freeing what it runs.
-            paced.clock.stopForTeardown()
-            paced.processor.deinitialize(count: 1)
-            paced.processor.deallocate()
-        }
+        // Only when the peer went away without `shutdown`: stop the clock before freeing what it runs.
+        paced?.tearDown()
         if let jack { jack.client.releaseProcessor(jack.processor) }
         for connection in table.all { connection.stop() }
         writer?.stop()
@@ -175,20 +171,19 @@ public final class ReceiverPort: @unchecked Sendable {
             takePath = nil
             throw error
         }
-        let processor = UnsafeMutablePointer<PacedReceiverProcessor>.allocate(capacity: 1)
-        processor.initialize(to: PacedReceiverProcessor(
-            table: table, writer: writer, captureClock: captureClock, channels: descriptor.channels, periodFrames: periodFrames))
-        let node = PeriodNode(handler: PacedReceiverProcessor.handler, context: UnsafeMutableRawPointer(processor))
-        do throws(EngineError) { try clock.attach(node) } catch {
-            processor.deinitialize(count: 1)
-            processor.deallocate()
+        do throws(EngineError) {
+            paced = try PacedAttachment(
+                PacedReceiverProcessor(
+                    table: table, writer: writer, captureClock: captureClock, channels: descriptor.channels,
+                    periodFrames: periodFrames),
+                handler: PacedReceiverProcessor.handler, on: clock)
+        } catch {
             writer.stop()
             takePath = nil
             throw error
         }
         self.writer = writer
         activeSampleRate = sampleRate
-        paced = (clock, node, processor, clock.overruns)
     }
 
     /// Creates the next take's WAV file: the first of `foh.wav`, `foh-2.wav`… after the last take that does
@@ -241,19 +236,9 @@ public final class ReceiverPort: @unchecked Sendable {
         self.paced = nil
         activeSampleRate = nil
         takePath = nil
-        await Self.stop(paced)
+        await paced?.detach()
         writer.stop()
         return FinishedTake(path: take, seconds: Double(writer.recordedFrames) / rate, failure: writer.failure?.reason)
-    }
-
-    /// Detaches a take's node from its clock, then frees its period state. Control plane.
-    private static func stop(
-        _ paced: (clock: EngineClock, node: PeriodNode, processor: UnsafeMutablePointer<PacedReceiverProcessor>, overrunsAtStart: UInt64)?
-    ) async {
-        guard let paced else { return }
-        await paced.clock.detach(paced.node)
-        paced.processor.deinitialize(count: 1)
-        paced.processor.deallocate()
     }
 
     /// Leaves the engine clock (or closes the JACK client, before freeing this port's handler state),
@@ -261,7 +246,7 @@ public final class ReceiverPort: @unchecked Sendable {
     public func shutdown() async {
         let paced = self.paced
         self.paced = nil
-        await Self.stop(paced)
+        await paced?.detach()
         if let jack {
             jack.client.releaseProcessor(jack.processor)
             self.jack = nil

@@ -19,11 +19,11 @@ public final class SenderPort: @unchecked Sendable {
     private let table = ConnectionTable<SendConnection>(capacity: ConnectionTable<SendConnection>.portCapacity)
     /// While the port streams on a paced clock: the clock, the port's node on it, its period state, and the
     /// clock's overruns when the port attached.
-    private var paced: (clock: EngineClock, node: PeriodNode, processor: UnsafeMutablePointer<PacedSenderProcessor>, overrunsAtStart: UInt64)?
+    private var paced: PacedAttachment<PacedSenderProcessor>?
 
     /// Periods the port's engine clock skipped while the port streamed, because its thread stalled for more
     /// than 100 ms (their audio is lost). Control plane.
-    public var deviceOverruns: UInt64 { paced.map { $0.clock.overruns - $0.overrunsAtStart } ?? 0 }
+    public var deviceOverruns: UInt64 { paced?.overruns ?? 0 }
     private var renderer: SourceRenderer?
     /// The JACK client and this port's handler state, for a `jack` port.
     private var jack: (client: JACKClient, processor: UnsafeMutablePointer<JACKSenderProcessor>)?
@@ -45,12 +45,8 @@ public final class SenderPort: @unchecked Sendable {
     }
 
     deinit {
-        if let paced {
-            // Only when the peer went away without `shutdown`: stop the clock before freeing what it runs.
-            paced.clock.stopForTeardown()
-            paced.processor.deinitialize(count: 1)
-            paced.processor.deallocate()
-        }
+        // Only when the peer went away without `shutdown`: stop the clock before freeing what it runs.
+        paced?.tearDown()
         if let jack { jack.client.releaseProcessor(jack.processor) }
     }
 
@@ -85,25 +81,19 @@ public final class SenderPort: @unchecked Sendable {
         if paced == nil {
             let renderer = try SourceRenderer(source: source, sampleRate: rate, channels: descriptor.channels)
             let clock = try engine.clock(sampleRate: rate)
-            let processor = UnsafeMutablePointer<PacedSenderProcessor>.allocate(capacity: 1)
-            processor.initialize(to: PacedSenderProcessor(
-                table: table, fanOut: clock.fanOut, renderer: renderer, captureClock: captureClock,
-                channels: descriptor.channels, periodFrames: periodFrames))
-            let node = PeriodNode(handler: PacedSenderProcessor.handler, context: UnsafeMutableRawPointer(processor))
-            guard table.insert(connection) else {
-                processor.deinitialize(count: 1)
-                processor.deallocate()
-                throw tooMany
-            }
-            do throws(EngineError) { try clock.attach(node) } catch {
+            guard table.insert(connection) else { throw tooMany }
+            do throws(EngineError) {
+                paced = try PacedAttachment(
+                    PacedSenderProcessor(
+                        table: table, fanOut: clock.fanOut, renderer: renderer, captureClock: captureClock,
+                        channels: descriptor.channels, periodFrames: periodFrames),
+                    handler: PacedSenderProcessor.handler, on: clock)
+            } catch {
                 _ = table.removeIdle(connection)
-                processor.deinitialize(count: 1)
-                processor.deallocate()
                 throw error
             }
             self.renderer = renderer
             activeSampleRate = rate
-            paced = (clock, node, processor, clock.overruns)
             return
         }
         guard table.insert(connection) else { throw tooMany }
@@ -129,9 +119,7 @@ public final class SenderPort: @unchecked Sendable {
         self.paced = nil
         self.renderer = nil
         activeSampleRate = nil
-        await paced.clock.detach(paced.node)
-        paced.processor.deinitialize(count: 1)
-        paced.processor.deallocate()
+        await paced.detach()
         withExtendedLifetime(renderer) {}
     }
 

@@ -95,6 +95,11 @@ public struct JitterBuffer: ~Copyable {
     /// The audio's period when the last attempt to lower could not (the period was longer than the
     /// difference): smaller differences are not searched again for a second, larger ones at once.
     private var unskippablePeriod = 0
+    /// The audio's period when the last attempt to lower found less audio past the read than a period, and
+    /// when (`framesSinceLatencyChange`): for a quarter of a second the period is not searched again until
+    /// that much has arrived (a search costs a pass over the recent output per candidate period).
+    private var periodAwaited = 0
+    private var periodAwaitedSince = 0
     private let latencyChangeInterval: Int
     /// The window's smallest transit (frames), as last computed, and the frames played since.
     private var minimumTransit: Double?
@@ -356,7 +361,9 @@ public struct JitterBuffer: ~Copyable {
         // 2048 comparisons; drift moves it by a fraction of a frame in that time).
         framesSinceMinimumTransit += frames
         if framesSinceMinimumTransit >= 1_024 || minimumTransit == nil {
-            minimumTransit = latencyController.minimumTransitFrames()
+            let refreshed = latencyController.minimumTransitFrames()
+            if let old = minimumTransit, let new = refreshed { followNetworkStep(fastestTransitMovedBy: new - old) }
+            minimumTransit = refreshed
             framesSinceMinimumTransit = 0
         }
         if state == .playing, let minimum = minimumTransit {
@@ -481,6 +488,19 @@ public struct JitterBuffer: ~Copyable {
         framesSinceLatencyChange = 0
     }
 
+    /// Adaptive: keeps the target the latency the buffer holds when the fastest recent transit steps (the
+    /// network's delay changed: a delay line came or went, the fastest packets left the window). Latency is
+    /// counted from the fastest transit, so a step of Δ moves the latency held by −Δ without a frame played
+    /// differently; a target left where it was would be a latency the buffer no longer holds, which drift
+    /// compensation (steering to the target) would then chase at its limit for seconds, bending the pitch
+    /// (the lab saw 1 ms in 2 s). Clock drift moves the fastest transit smoothly, at most a frame per refresh
+    /// (1000 ppm of 1024 frames): the target stays put for that, since holding against drift is what drift
+    /// compensation is for.
+    private mutating func followNetworkStep(fastestTransitMovedBy step: Double) {
+        guard format.adaptiveLatencyFrames != nil, targetMeasured, abs(step) > 2 else { return }
+        targetFrames = max(format.packetFrames, targetFrames - Int(step.rounded()))
+    }
+
     /// The buffer's latency as targets count it, in frames: how far the play head is behind the arrival of
     /// the fastest recent packet (`minimumTransitFrames`), plus one packet. Jitter moves it little; a sender
     /// clock drifting against this one moves it steadily. Realtime-safe: yes.
@@ -492,7 +512,7 @@ public struct JitterBuffer: ~Copyable {
 
     /// What `skipAudio` did.
     private enum SkipOutcome {
-        /// Not from here: in a gap or a crossfade, or the audio to skip has not all arrived.
+        /// Not from here: in a gap or a crossfade, or less than a period of the audio has arrived past the read.
         case notNow
         /// The audio's period (`associated`) is longer than the frames that may be skipped.
         case periodTooLong(Int)
@@ -501,47 +521,33 @@ public struct JitterBuffer: ~Copyable {
 
     /// Lowers the latency by skipping up to `limit` frames of audio that has arrived: small skips (up to
     /// 5 ms) move it gently; audio whose period is longer is skipped a whole number of its periods, up to 10 ms;
-    /// the audio after the skip is crossfaded from the repetition of the audio before it. `exactly`: skips
-    /// `limit` frames (up to 10 ms) whatever the audio's period, for a latency that must land on its aligned
-    /// value (the crossfade then joins audio out of phase with the repetition: kept for one-off trims).
-    private mutating func skipAudio(upTo limit: Int, readFrames frames: Int, exactly: Bool = false) -> SkipOutcome {
-        // Only from clean playout: not in a gap nor in a crossfade, and only when the audio to skip has
-        // arrived (checked before the period search, which costs the most).
-        guard playout.isClean,
-            slots.isPresent(from: playHead, frames: min(limit, format.sampleRate / 100) + frames)
-        else { return .notNow }
+    /// the audio after the skip is crossfaded from the repetition of the audio before it.
+    private mutating func skipAudio(upTo limit: Int, readFrames frames: Int) -> SkipOutcome {
+        // Only from clean playout: not in a gap nor in a crossfade. A skip takes audio that has arrived beyond
+        // what this read plays, up to the step asked for: when less has arrived than the whole step (a step
+        // from 4.67 ms to 2.3 ms wants 176 frames past the play head, and 160 are there), it takes the whole
+        // periods that are there and leaves the rest to the next step. (Checked before the period search,
+        // which costs the most.)
+        let most = min(limit, format.sampleRate / 100)
+        guard playout.isClean else { return .notNow }
+        let available = slots.presentFrames(from: playHead, atMost: most + frames) - frames
+        guard available > 0 else { return .notNow }
+        if available < periodAwaited, (0..<format.sampleRate / 4).contains(framesSinceLatencyChange - periodAwaitedSince) { return .notNow }
         let period = playout.periodBeforeSkip()
         let smallStep = format.sampleRate / 200
-        let allowed = min(limit, period > 0 && period > smallStep ? format.sampleRate / 100 : smallStep)
-        let skip = exactly ? min(limit, format.sampleRate / 100) : period > 0 ? (allowed / period) * period : allowed
-        guard skip > 0 else { return .periodTooLong(period) }
+        let allowed = min(most, period > 0 && period > smallStep ? most : smallStep)
+        if period > allowed { return .periodTooLong(period) }
+        let takeable = min(allowed, available)
+        let skip = period > 0 ? (takeable / period) * period : takeable
+        guard skip > 0 else {
+            (periodAwaited, periodAwaitedSince) = (period, framesSinceLatencyChange)
+            return .notNow
+        }
+        periodAwaited = 0
         playHead += Int64(skip)
         counters.skippedFrames &+= UInt64(skip)
         playout.skipped()
         return .skipped(skip)
-    }
-
-    /// Fixed target: lowers the latency, measured against the fastest recent packet (as
-    /// `measuredLatencyFrames`), toward `frames` by skipping audio that has arrived, as an adaptive target
-    /// lowers (whole periods of the audio, crossfaded, at most 10 ms at a time), or, `exactly`, by the excess
-    /// itself so that the latency lands on `frames` (within a frame). What a fixed target's owner
-    /// uses to drop the delay the anchor packet had above the fastest one: the buffer anchors on the first
-    /// packet, and a first packet that came 3 ms slower than the fastest kept the stream 3 ms later for good.
-    /// - Returns: the frames skipped; 0 when there is less than half a packet to lower,
-    ///   or not now (in a gap or a crossfade, the audio not all arrived, fewer than 16 packets seen, or the
-    ///   audio's period longer than the excess). Counted as a latency change.
-    /// Realtime-safe: yes (a pass over the lateness window: call it every thousand frames or so, not every read).
-    public mutating func lowerLatency(toward frames: Int, now: HostTime, readFrames: Int, exactly: Bool = false) -> Int {
-        guard state == .playing, stretchRemaining == 0, let minimum = latencyController.minimumTransitFrames() else { return 0 }
-        let current = Int(latencyFrames(now: now, minimumTransitFrames: minimum).rounded())
-        let excess = current - frames
-        // Not for less than half a packet, even `exactly`: arrival times carry their own few frames of error
-        // (the kernel's stamp or a thread's wake-up), and a skip is an audible splice.
-        guard excess * 2 >= format.packetFrames else { return 0 }
-        guard case .skipped(let skip) = skipAudio(upTo: excess, readFrames: readFrames, exactly: exactly) else { return 0 }
-        counters.latencyChanges &+= 1
-        framesSinceLatencyChange = 0
-        return skip
     }
 
     /// Opus: makes `slot` hold the audio of the packet at `packetStart`, in stream order (`OpusPacketStore`):
@@ -591,3 +597,4 @@ public struct JitterBuffer: ~Copyable {
             index: index, packetStart: packetStart, slot: slot, newestTimestamp: slots.highestTimestamp, playing: state == .playing)
     }
 }
+

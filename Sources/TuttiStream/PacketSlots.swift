@@ -104,6 +104,20 @@ struct PacketSlots: ~Copyable {
         return true
     }
 
+    /// How many frames from `position` are in the buffer without a gap, up to `limit`: whole packets that
+    /// have arrived, counted from `position` (which may be inside one).
+    @_noLocks @_noAllocation
+    func presentFrames(from position: Int64, atMost limit: Int) -> Int {
+        var index = packetIndex(of: position)
+        let last = packetIndex(of: position + Int64(limit) - 1)
+        var end = position
+        while index <= last, holds(index) {
+            end = packetStart(index + 1)
+            index += 1
+        }
+        return Int(min(end - position, Int64(limit)))
+    }
+
     /// A slot's samples (`samplesPerPacket`).
     @inline(__always)
     func samples(slot: Int) -> UnsafeMutableBufferPointer<Float> {

@@ -64,13 +64,7 @@ final class AdaptiveLatencyTests: XCTestCase {
             let concealedBefore = buffer.statistics.concealedFrames
             while next < arrivals.count, arrivals[next].frame <= now {
                 let index = arrivals[next].index
-                for frame in 0..<64 { samples[frame] = tone(index * 64 + frame) }
-                samples.withUnsafeBufferPointer { source in payload.withUnsafeMutableBytes { PCMCodec.encode(source, as: .l24, into: $0) } }
-                _ = payload.withUnsafeBytes {
-                    buffer.insert(
-                        sequenceNumber: UInt16(truncatingIfNeeded: index), timestamp: UInt32(index * 64), captureTime: nil,
-                        arrival: HostTime(frames: arrivals[next].frame, sampleRate: 48_000), payload: $0)
-                }
+                insertTonePacket(&buffer, index: index, arrivalFrame: arrivals[next].frame, tone: tone, payload: &payload, samples: &samples)
                 next += 1
             }
             buffer.read(into: output, frames: 64, now: HostTime(frames: now, sampleRate: 48_000), captureClockNow: .min)
@@ -113,5 +107,120 @@ final class AdaptiveLatencyTests: XCTestCase {
         }
         print("adaptive: largest step \(worst) against the tone's \(toneMaxStep); \(statistics)")
         XCTAssertLessThan(worst, toneMaxStep * 1.01, "largest step \(worst) against the tone's \(toneMaxStep)")
+    }
+
+    /// After the jitter ends, the target comes down as soon as the jittery packets have left the window,
+    /// whatever the phase of the reads against the packets: a skip takes the whole periods of the audio that
+    /// have arrived, even when less has arrived than the whole step down (before, a step that wanted more
+    /// audio than the buffer held waited until clock drift moved the phase: 5.7 s in the lab).
+    func testTheTargetComesDownWithinASecondOfTheJitterLeavingTheWindowAtEveryPhase() {
+        let format = StreamFormat(
+            sampleRate: 48_000, channels: 1, sampleFormat: .l24, packetFrames: 64, targetLatencyFrames: 192,
+            adaptiveLatencyFrames: 64...1_920)
+        // 1 kHz: a period of 48 frames, so skips come in steps of 48.
+        func tone(_ frame: Int) -> Float { 0.5 * Float(sin(2 * Double.pi * 1_000 * Double(frame) / 48_000)) }
+        let readsPerSecond = 750
+        let jitterEnds = 3 * readsPerSecond  // packet index (and read) at which the 5 ms of jitter stop
+        let packets = 7 * readsPerSecond
+        for (jitterFrames, offset) in [96, 160, 240, 480].flatMap({ jitter in stride(from: 0, to: 64, by: 16).map { (jitter, $0) } }) {
+            var buffer = JitterBuffer(format: format, concealment: .repetition)
+            var generator = SeededGenerator(seed: UInt64(offset + 1))
+            var arrivals: [(frame: Int64, index: Int)] = []
+            for index in 0..<packets {
+                let jitter = index < jitterEnds ? Int.random(in: 0...jitterFrames, using: &generator) : 0
+                arrivals.append((Int64((index + 1) * 64 + 48 + offset + jitter), index))
+            }
+            arrivals.sort { $0.frame < $1.frame }
+            var payload = [UInt8](repeating: 0, count: format.payloadBytes)
+            var samples = [Float](repeating: 0, count: 64)
+            let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 64)
+            defer { output.deallocate() }
+            var targets: [Int] = []
+            var missingAfterRaising: UInt64 = 0
+            var next = 0
+            for read in 0..<packets {
+                let now = Int64(read * 64)
+                while next < arrivals.count, arrivals[next].frame <= now {
+                    let index = arrivals[next].index
+                    insertTonePacket(&buffer, index: index, arrivalFrame: arrivals[next].frame, tone: tone, payload: &payload, samples: &samples)
+                    next += 1
+                }
+                buffer.read(into: output, frames: 64, now: HostTime(frames: now, sampleRate: 48_000), captureClockNow: .min)
+                targets.append(buffer.statistics.targetFrames)
+                if read == 2 * readsPerSecond { missingAfterRaising = buffer.statistics.late + buffer.statistics.lost }
+            }
+            let label = "jitter \(jitterFrames) frames, phase offset \(offset)"
+            let raised = targets[jitterEnds - 1]
+            let final = targets.last!
+            // The window is 0.5 s; a second after that the target is within an audio period of where it ends.
+            let settled = targets[jitterEnds + 3 * readsPerSecond / 2]
+            print("\(label): target \(raised) frames with jitter, \(settled) 1.5 s after it, \(final) at the end")
+            XCTAssertGreaterThanOrEqual(raised, jitterFrames + 64, label)
+            // Where it must end: one packet and 0.5 ms (no lateness once calm), aligned to the reads' phase
+            // against the fastest packets, and less than an audio period (48 frames) above that.
+            let aligned = LatencyPolicy.alignedLatency(
+                targetFrames: 64 + 24, packetFrames: 64, readFrames: 64, phaseFrames: (64 - (48 + offset) % 64) % 64)
+            XCTAssertTrue((aligned - 1...aligned + 47).contains(settled), "\(label): 1.5 s after the jitter, \(settled) frames; aligned target \(aligned)")
+            XCTAssertTrue((aligned - 1...aligned + 47).contains(final), "\(label): at the end, \(final) frames; aligned target \(aligned)")
+            // Once raised (the first packets came late while the target rose to the jitter), no packet late.
+            XCTAssertEqual(buffer.statistics.late + buffer.statistics.lost, missingAfterRaising, label)
+        }
+    }
+
+    /// When the network's delay steps (a delay line comes into the path: every packet 5 ms later from then
+    /// on), the latency the buffer holds, counted from the fastest recent transit, steps with it once the
+    /// faster packets have left the window; the target the buffer reports, and that drift compensation steers
+    /// to, must be that latency, not the one it held before the step. (Before, it stayed where it was: the
+    /// lab's receiver reported 16.75 ms while it held 11.75, and drift compensation pulled the latency 1 ms
+    /// up over 2 s toward the stale target, bending the pitch on the way.)
+    func testTheTargetIsTheLatencyHeldAfterTheNetworksDelaySteps() {
+        func tone(_ frame: Int) -> Float { 0.5 * Float(sin(2 * Double.pi * 1_000 * Double(frame) / 48_000)) }
+        let readsPerSecond = 750
+        let step = 2 * readsPerSecond  // packets from here on come 240 frames (5 ms) later
+        for offset in stride(from: 0, to: 64, by: 16) {
+            let format = StreamFormat(
+                sampleRate: 48_000, channels: 1, sampleFormat: .l24, packetFrames: 64, targetLatencyFrames: 192,
+                adaptiveLatencyFrames: 64...1_920)
+            var buffer = JitterBuffer(format: format, concealment: .repetition)
+            var payload = [UInt8](repeating: 0, count: format.payloadBytes)
+            var samples = [Float](repeating: 0, count: 64)
+            let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 64)
+            defer { output.deallocate() }
+            func arrival(_ index: Int) -> Int64 { Int64((index + 1) * 64 + 48 + offset + (index >= step ? 240 : 0)) }
+            var next = 0
+            var worstMismatch = 0.0
+            for read in 0..<(step + 3 * readsPerSecond) {
+                let now = Int64(read * 64)
+                while arrival(next) <= now {
+                    insertTonePacket(&buffer, index: next, arrivalFrame: arrival(next), tone: tone, payload: &payload, samples: &samples)
+                    next += 1
+                }
+                buffer.read(into: output, frames: 64, now: HostTime(frames: now, sampleRate: 48_000), captureClockNow: .min)
+                // From 1 s after the step (the 0.5 s window has forgotten the faster packets; the fastest transit
+                // is refreshed every 1024 frames), the reported target is the latency measured.
+                if read >= step + readsPerSecond, let measured = buffer.statistics.measuredLatencyFrames {
+                    worstMismatch = max(worstMismatch, abs(measured - Double(buffer.statistics.targetFrames)))
+                }
+            }
+            let statistics = buffer.statistics
+            let label = "phase offset \(offset): target \(statistics.targetFrames), measured \(statistics.measuredLatencyFrames ?? -1)"
+            print("\(label); worst mismatch \(worstMismatch) frames")
+            // A frame of rounding, and the measured latency's own frame (arrival times in nanoseconds round).
+            XCTAssertLessThanOrEqual(worstMismatch, 2, label)
+            XCTAssertLessThanOrEqual(statistics.targetFrames, 64 + 24 + 63 + 47, label)
+        }
+    }
+
+    /// Puts packet `index` of `tone` (64 frames of L24 mono, 48 kHz) into `buffer`, arriving at `arrivalFrame`.
+    private func insertTonePacket(
+        _ buffer: inout JitterBuffer, index: Int, arrivalFrame: Int64, tone: (Int) -> Float, payload: inout [UInt8], samples: inout [Float]
+    ) {
+        for frame in 0..<64 { samples[frame] = tone(index * 64 + frame) }
+        samples.withUnsafeBufferPointer { source in payload.withUnsafeMutableBytes { PCMCodec.encode(source, as: .l24, into: $0) } }
+        _ = payload.withUnsafeBytes {
+            buffer.insert(
+                sequenceNumber: UInt16(truncatingIfNeeded: index), timestamp: UInt32(index * 64), captureTime: nil,
+                arrival: HostTime(frames: arrivalFrame, sampleRate: 48_000), payload: $0)
+        }
     }
 }

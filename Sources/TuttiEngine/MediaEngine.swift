@@ -57,6 +57,10 @@ public final class MediaEngine: @unchecked Sendable {
     /// and started on first use; it runs until the engine goes). Control plane.
     ///
     /// - Throws: `EngineError` when the system refuses epoll, an eventfd or a socket.
+    /// Datagrams the JACK ports' media socket dropped because they belonged to no stream (nil before it
+    /// opened). Control plane.
+    public var jackStrayDatagrams: UInt64? { jackInput?.demux.strayDatagrams }
+
     public func jackMedia() throws(EngineError) -> MediaInput {
         if let jackInput { return jackInput }
         let loop: PacketReceiveLoop

@@ -127,6 +127,7 @@ public final class ReceiveConnection: @unchecked Sendable {
             statistics.resamplingRatio = drift.ratio
         }
         statistics.failureReason = failureReason
+        statistics.driftGroupRole = receiver.driftGroupRole
         statistics.stretchedMilliseconds = Double(figures.stretchedFrames) * 1000 / rate
         statistics.skippedMilliseconds = Double(figures.skippedFrames) * 1000 / rate
         statistics.setLevel(receiver.levelReading())

@@ -36,6 +36,14 @@ public final class ReceiverPort: @unchecked Sendable {
     /// Periods the port's engine clock skipped because its thread stalled for more than 100 ms (their
     /// audio is lost), in the current take. Control plane.
     public var deviceOverruns: UInt64 { paced?.overruns ?? 0 }
+
+    /// Datagrams the media socket this port's connections receive on dropped because they belonged to no
+    /// stream (`StreamDemux`): the engine clock's socket for a paced port while a take runs, the JACK ports'
+    /// socket for a `jack` port; nil while neither is open. Control plane.
+    public var strayDatagrams: UInt64? {
+        if configuration.isJACK { return engine.jackStrayDatagrams }
+        return paced?.clock.media.demux.strayDatagrams
+    }
     private var writer: SinkWriter?
     /// The JACK client and this port's handler state, for a `jack` port.
     private var jack: (client: JACKClient, processor: UnsafeMutablePointer<JACKReceiverProcessor>)?

@@ -327,6 +327,7 @@ public actor Peer {
         let received = receiving.values.map { entry in
             var figures = entry.connection.statistics()
             figures.deviceOverruns = entry.port.deviceOverruns
+            figures.strayDatagrams = entry.port.strayDatagrams
             if entry.port.configuration.isJACK { figures.deviceProblem = problem }
             return figures
         }

@@ -46,7 +46,12 @@ public final class StreamReceiver: @unchecked Sendable {
     /// on the control plane before the device thread first renders, then the device thread's.
     private var driftGroup: DriftGroup?
     /// Whether the receiver still follows or leads its group (false once it left it: its stream strayed).
-    private var inDriftGroup = false
+    /// Written by the control plane before the first render, then by the device thread; read by any.
+    private let inDriftGroupFlag = Atomic<Bool>(false)
+    private var inDriftGroup: Bool {
+        get { inDriftGroupFlag.load(ordering: .relaxed) }
+        set { inDriftGroupFlag.store(newValue, ordering: .relaxed) }
+    }
     /// Whether this receiver leads its group now. Device thread.
     private var leadsDriftGroup = false
     /// Times the receiver left its group because its buffer strayed under the shared correction.
@@ -269,6 +274,14 @@ public final class StreamReceiver: @unchecked Sendable {
     public var leadsItsDriftGroup: Bool {
         guard let driftGroup else { return false }
         return driftGroup.leader.load(ordering: .relaxed) == groupToken
+    }
+
+    /// Where the receiver stands in its drift group: nil without one (or without drift compensation).
+    /// Any thread, approximate.
+    public var driftGroupRole: DriftGroupRole? {
+        guard driftGroup != nil else { return nil }
+        if !inDriftGroup { return .left }
+        return leadsItsDriftGroup ? .leads : .follows
     }
 
     /// Times the receiver left its drift group because its buffer strayed under the shared correction.

@@ -235,6 +235,16 @@ public struct PeerDescription: Hashable, Sendable, Codable {
     }
 }
 
+/// A receiving stream's place in its drift group (`ConnectionStatistics.driftGroupRole`).
+public enum DriftGroupRole: String, Codable, Hashable, Sendable {
+    /// Estimates the group's drift and steers the shared correction.
+    case leads
+    /// Applies the leader's correction.
+    case follows
+    /// Left the group (its buffer strayed under the shared correction) and compensates on its own.
+    case left
+}
+
 /// Live figures of one connection, as seen by one of its ends (`tutti stats`).
 public struct ConnectionStatistics: Hashable, Sendable, Codable {
     public var id: ConnectionID
@@ -295,6 +305,15 @@ public struct ConnectionStatistics: Hashable, Sendable, Codable {
     public var rmsDBFS: Double?
     /// Why the connection is `failed` (its port's output cannot be written), in one line; nil otherwise.
     public var failureReason: String?
+    /// Receiver with drift compensation in a drift group (the streams from one remote device clock): whether
+    /// this stream leads the group's drift estimate, follows it, or left it (its buffer strayed under the
+    /// shared correction: it then compensates on its own). nil outside a group.
+    public var driftGroupRole: DriftGroupRole?
+    /// Receiver: datagrams that came to this connection's media socket and belonged to no stream on it (an
+    /// unknown SSRC, a stream already closed, not RTP), dropped and counted. The socket is the peer's, shared
+    /// by every receiving connection on the same clock, so they all show the same figure. nil from peers
+    /// that do not count.
+    public var strayDatagrams: UInt64?
 
     public init(
         id: ConnectionID, role: ConnectionRole, source: PortReference, destination: PortReference,

@@ -95,7 +95,17 @@ struct StatsReport: Codable, Equatable {
         }
         if let drift = stat.driftPartsPerMillion, let ratio = stat.resamplingRatio {
             let shown = (drift * 10).rounded() / 10 + 0  // + 0 turns a -0.0 into 0.0
-            parts.append("drift \(shown >= 0 ? "+" : "")\(fixed(shown, 1)) ppm, ratio \(fixed(ratio, 6))")
+            let role = stat.driftGroupRole.map { role in
+                switch role {
+                case .leads: " (leads its clock's group)"
+                case .follows: " (follows its clock's group)"
+                case .left: " (left its clock's group)"
+                }
+            } ?? ""
+            parts.append("drift \(shown >= 0 ? "+" : "")\(fixed(shown, 1)) ppm, ratio \(fixed(ratio, 6))\(role)")
+        }
+        if let stray = stat.strayDatagrams, stray > 0 {
+            parts.append("socket dropped \(stray) stray datagrams")
         }
         if stat.deviceOverruns > 0 {
             parts.append("device stalled: \(stat.deviceOverruns) periods skipped")

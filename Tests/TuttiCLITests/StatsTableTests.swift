@@ -104,6 +104,20 @@ final class StatsTableTests: XCTestCase {
         XCTAssertEqual(StatsReport.details(of: stat), "drift -0.1 ppm, ratio 1.000001")
     }
 
+    func testTheDriftGroupRoleAndStrayDatagramsShowInTheDetails() {
+        var stat = Self.report.peers[0].statistics[0]
+        stat.driftGroupRole = .follows
+        stat.strayDatagrams = 0
+        XCTAssertEqual(StatsReport.details(of: stat), "drift +1.2 ppm, ratio 1.000001 (follows its clock's group)")
+        stat.driftGroupRole = .left
+        stat.strayDatagrams = 17
+        XCTAssertEqual(
+            StatsReport.details(of: stat), "drift +1.2 ppm, ratio 1.000001 (left its clock's group); socket dropped 17 stray datagrams")
+        // Old peers send neither field; the JSON names them as they are.
+        let encoded = String(decoding: try! JSONEncoder().encode(stat), as: UTF8.self)
+        XCTAssertTrue(encoded.contains("\"driftGroupRole\":\"left\"") && encoded.contains("\"strayDatagrams\":17"), encoded)
+    }
+
     func testCOLUMNSSetsTheWidth() {
         let saved = getenv("COLUMNS").map { String(cString: $0) }
         defer { if let saved { setenv("COLUMNS", saved, 1) } else { unsetenv("COLUMNS") } }

@@ -90,6 +90,8 @@ final class DriftGroupTests: XCTestCase {
         }
         let leader = receivers.first(where: \.leadsItsDriftGroup)!
         let follower = receivers.first(where: { !$0.leadsItsDriftGroup })!
+        XCTAssertEqual(receivers.map(\.driftGroupRole).filter { $0 == .leads }.count, 1)
+        XCTAssertEqual(receivers.map(\.driftGroupRole).filter { $0 == .follows }.count, receivers.count - 1)
         XCTAssertEqual(
             follower.driftFigures()!.ratio, leader.driftFigures()!.ratio,
             "after the same period, the follower applies exactly the leader's correction")
@@ -128,6 +130,8 @@ final class DriftGroupTests: XCTestCase {
 
         XCTAssertTrue(leader.receiver!.leadsItsDriftGroup)
         XCTAssertEqual(stranger.receiver!.driftGroupLeaves, 1, "the stranger strayed under the shared correction and left")
+        XCTAssertEqual(stranger.receiver!.driftGroupRole, .left)
+        XCTAssertEqual(leader.receiver!.driftGroupRole, .leads)
         assertClean(leader.receiver!, "leader")
         assertClean(stranger.receiver!, "stranger")
         XCTAssertEqual(try XCTUnwrap(stranger.receiver!.driftFigures()).partsPerMillion, -300, accuracy: 30, "its own clock's drift")

@@ -1,8 +1,17 @@
 #define _GNU_SOURCE
 #include "CTuttiIO.h"
 
+#include <netinet/in.h>
+#include <netinet/udp.h>
 #include <string.h>
 #include <unistd.h>
+
+#ifndef SOL_UDP
+#define SOL_UDP 17
+#endif
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
 
 int CTuttiIO_recvmmsg(int fd, CTuttiIO_mmsghdr *messages, unsigned int count, int flags) {
     _Static_assert(sizeof(CTuttiIO_mmsghdr) == sizeof(struct mmsghdr), "mmsghdr layout");
@@ -23,6 +32,17 @@ int CTuttiIO_receiveTimestamp(const struct msghdr *message, struct timespec *sta
         }
     }
     return 0;
+}
+
+size_t CTuttiIO_segmentControlSpace(void) { return CMSG_SPACE(sizeof(uint16_t)); }
+
+void CTuttiIO_setSegmentSize(void *control, uint16_t segmentBytes) {
+    memset(control, 0, CMSG_SPACE(sizeof(uint16_t)));
+    struct cmsghdr *header = (struct cmsghdr *)control;
+    header->cmsg_level = SOL_UDP;
+    header->cmsg_type = UDP_SEGMENT;
+    header->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+    memcpy(CMSG_DATA(header), &segmentBytes, sizeof(segmentBytes));
 }
 
 size_t CTuttiIO_timestampControlSpace(void) { return CMSG_SPACE(sizeof(struct timespec)); }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import TuttiCore
 import TuttiIO
 import XCTest
@@ -90,27 +93,79 @@ final class UDPBatchTests: XCTestCase {
         }
     }
 
-    func testARefusedMessageIsCountedAndTheRestOfTheBatchStillGoesOut() throws {
+    /// Datagrams of one size for one destination go out as one segmented (UDP GSO) message, and arrive as
+    /// the same datagrams, in order; other sizes and destinations in the same `sendmmsg` as messages of
+    /// their own.
+    func testDatagramsOfOneSizeForOneDestinationGoOutSegmentedAndArriveUnchanged() throws {
+        let first = try UDPSocket()
+        let second = try UDPSocket()
+        let sender = try UDPSocket()
+        let toFirst = sender.destination(try UDPAddress(host: "127.0.0.1", port: first.localPort))
+        let toSecond = sender.destination(try UDPAddress(host: "127.0.0.1", port: second.localPort))
+        var batch = UDPSendBatch(capacity: 16)
+        // first: 100…104 (80 bytes) and 200 (40 bytes); second: 300…302 (80 bytes), interleaved.
+        let plan: [(UInt32, Int, UDPAddress)] = [
+            (100, 80, toFirst), (300, 80, toSecond), (101, 80, toFirst), (200, 40, toFirst), (102, 80, toFirst),
+            (301, 80, toSecond), (103, 80, toFirst), (302, 80, toSecond), (104, 80, toFirst),
+        ]
+        for (sequence, bytes, destination) in plan { _ = batch.append(datagram(sequence, bytes: bytes), to: destination) }
+        let outcome = batch.send(from: sender)
+        XCTAssertEqual(outcome, UDPSendBatch.Outcome(sent: 9, failed: 0, systemCalls: 1))
+        XCTAssertEqual(batch.lastSegmentedMessages, 2, "first's five 80-byte datagrams, second's three")
+        XCTAssertTrue(batch.segments)
+        XCTAssertTrue((0..<9).allSatisfy { batch.wasSent(at: $0) })
+        XCTAssertEqual(try receiveAll(first, count: 6).map(\.sequence), [100, 101, 102, 103, 104, 200])
+        XCTAssertEqual(try receiveAll(first, count: 6).count, 0, "nothing more")
+        let atSecond = try receiveAll(second, count: 3)
+        XCTAssertEqual(atSecond.map(\.sequence), [300, 301, 302])
+        XCTAssertEqual(atSecond.map(\.bytes), [80, 80, 80], "cut back into the datagrams that were sent")
+    }
+
+    /// When the kernel refuses a segmented send (here: a socket without UDP checksums, `SO_NO_CHECK`, on
+    /// which Linux does not segment), the batch stops segmenting and sends each datagram on its own: nothing
+    /// is lost, that time or after.
+    func testARefusedSegmentedSendFallsBackToOneMessageADatagram() throws {
         let receiver = try UDPSocket()
         let sender = try UDPSocket()
-        let good = sender.destination(try UDPAddress(host: "127.0.0.1", port: receiver.localPort))
-        let refused = sender.destination(try UDPAddress(host: "127.0.0.1", port: 0))  // EINVAL: no port 0
-        var batch = UDPSendBatch(capacity: 4)
-        _ = batch.append(datagram(1, bytes: 40), to: good)
-        _ = batch.append(datagram(2, bytes: 40), to: refused)
-        _ = batch.append(datagram(3, bytes: 40), to: good)
-        let outcome = batch.send(from: sender)
-        XCTAssertEqual(outcome.sent, 2)
-        XCTAssertEqual(outcome.failed, 1)
-        XCTAssertEqual(outcome.systemCalls, 3, "one call up to the refusal, one that refuses, one for the rest")
-        XCTAssertEqual((0..<3).map { batch.wasSent(at: $0) }, [true, false, true])
-        XCTAssertEqual(batch.sentCount(in: 0..<2), 1, "a connection's slots: one of its two went out")
-        XCTAssertEqual(batch.sentCount(in: 2..<3), 1)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
-        defer { buffer.deallocate() }
-        for expected: UInt32 in [1, 3] {
-            XCTAssertEqual(receiver.receive(into: buffer, timeoutMilliseconds: 2000), 40)
-            XCTAssertEqual(buffer.load(as: UInt32.self), expected)
+        var noChecksum: Int32 = 1
+        XCTAssertEqual(setsockopt(sender.descriptor, SOL_SOCKET, 11 /* SO_NO_CHECK */, &noChecksum, 4), 0)
+        let destination = sender.destination(try UDPAddress(host: "127.0.0.1", port: receiver.localPort))
+        var batch = UDPSendBatch(capacity: 8)
+        for round in 0..<2 {
+            batch.removeAll()
+            for index in 0..<4 { _ = batch.append(datagram(UInt32(round * 10 + index), bytes: 64), to: destination) }
+            let outcome = batch.send(from: sender)
+            XCTAssertEqual(outcome.sent, 4, "round \(round)")
+            XCTAssertEqual(outcome.failed, 0, "round \(round)")
+            XCTAssertFalse(batch.segments)
+            XCTAssertEqual(batch.segmentationRefusals, 1, "refused once; the second round does not try")
+            XCTAssertEqual(batch.lastSegmentedMessages, 0)
+            XCTAssertEqual(try receiveAll(receiver, count: 4).map(\.sequence), (0..<4).map { UInt32(round * 10 + $0) })
+        }
+    }
+
+    func testARefusedMessageIsCountedAndTheRestOfTheBatchStillGoesOut() throws {
+        // One message a datagram: one call up to the refusal, one that refuses, one for the rest. Segmented:
+        // the two good datagrams are one message, sent by the first call; the second refuses the other.
+        for (segments, calls) in [(false, 3), (true, 2)] {
+            let receiver = try UDPSocket()
+            let sender = try UDPSocket()
+            let good = sender.destination(try UDPAddress(host: "127.0.0.1", port: receiver.localPort))
+            let refused = sender.destination(try UDPAddress(host: "127.0.0.1", port: 0))  // EINVAL: no port 0
+            var batch = UDPSendBatch(capacity: 4, segments: segments)
+            _ = batch.append(datagram(1, bytes: 40), to: good)
+            _ = batch.append(datagram(2, bytes: 40), to: refused)
+            _ = batch.append(datagram(3, bytes: 40), to: good)
+            let outcome = batch.send(from: sender)
+            let label = segments ? "segmented" : "one message a datagram"
+            XCTAssertEqual(outcome.sent, 2, label)
+            XCTAssertEqual(outcome.failed, 1, label)
+            XCTAssertEqual(outcome.systemCalls, calls, label)
+            XCTAssertEqual(batch.segments, segments, "\(label): a refused destination is not a refused segmentation")
+            XCTAssertEqual((0..<3).map { batch.wasSent(at: $0) }, [true, false, true], label)
+            XCTAssertEqual(batch.sentCount(in: 0..<2), 1, "\(label): a connection's slots: one of its two went out")
+            XCTAssertEqual(batch.sentCount(in: 2..<3), 1, label)
+            XCTAssertEqual(try receiveAll(receiver, count: 2).map(\.sequence), [1, 3], label)
         }
     }
 
@@ -153,6 +208,17 @@ final class UDPBatchTests: XCTestCase {
         offset.refreshIfDue(monotonicNow: sampled + 200_000_000)
         XCTAssertNotEqual(offset.sampledAt, sampled, "due after the interval")
     }
+}
+
+/// Up to `count` datagrams that arrive at `socket` within 0.5 s each: their first 4 bytes and length.
+func receiveAll(_ socket: UDPSocket, count: Int) throws -> [(sequence: UInt32, bytes: Int)] {
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
+    defer { buffer.deallocate() }
+    var received: [(sequence: UInt32, bytes: Int)] = []
+    while received.count < count, let bytes = socket.receive(into: buffer, timeoutMilliseconds: 500), bytes > 0 {
+        received.append((buffer.load(as: UInt32.self), bytes))
+    }
+    return received
 }
 
 /// A datagram of `bytes` bytes starting with `sequence` (native order), the rest 0xA5.

@@ -28,6 +28,13 @@ int CTuttiIO_recvmmsg(int fd, CTuttiIO_mmsghdr *messages, unsigned int count, in
 /// `sendmmsg(2)`.
 int CTuttiIO_sendmmsg(int fd, CTuttiIO_mmsghdr *messages, unsigned int count, int flags);
 
+/// `CMSG_SPACE(sizeof(uint16_t))`: control bytes of one `UDP_SEGMENT` message (a GSO send).
+size_t CTuttiIO_segmentControlSpace(void);
+
+/// Writes into `control` (`CTuttiIO_segmentControlSpace()` bytes) the control message that makes one send a
+/// UDP GSO send (`SOL_UDP`/`UDP_SEGMENT`): the kernel cuts its payload into datagrams of `segmentBytes`.
+void CTuttiIO_setSegmentSize(void *control, uint16_t segmentBytes);
+
 /// The kernel receive timestamp (`SCM_TIMESTAMPNS`, CLOCK_REALTIME) among `message`'s control messages.
 /// Returns 1 and fills `stamp` when present, 0 otherwise.
 int CTuttiIO_receiveTimestamp(const struct msghdr *message, struct timespec *stamp);

@@ -7,6 +7,10 @@
 # Counters: PASSED and FAILED. HARNESS_RECORD, when set, names a function that is also given each result
 # as "PASS<TAB>text" or "FAIL<TAB>text" (the Link tests keep them in checks.tsv for their JSON summary).
 
+# Sourced once per shell (a library that needs it sources it too, the script may have already).
+[[ -z ${TUTTI_HARNESS_LOADED:-} ]] || return 0
+TUTTI_HARNESS_LOADED=1
+
 PASSED=0
 FAILED=0
 HARNESS_RECORD=""

@@ -14,6 +14,7 @@ trap '' PIPE # a write to a dead peer's FIFO must fail, not kill the driver
 
 LL_NAME=${LL_NAME:-$(basename "$0")}
 LL_HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$LL_HERE/../lib/harness.sh" # pass, fail, the checks (a no-op when the test sourced it already)
 REPO="$(cd "$LL_HERE/../.." && pwd)"
 LAB="$REPO/scripts/lab"
 PEER="$LL_HERE/aalink_peer.py"

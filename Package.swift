@@ -108,14 +108,14 @@ let package = Package(
         .target(name: "TuttiTesting", dependencies: ["TuttiCore", "TuttiWire"], path: "Tests/TuttiTesting", swiftSettings: strict),
 
         .testTarget(name: "TuttiWireTests", dependencies: ["TuttiWire", "TuttiTesting"], swiftSettings: strict),
-        .testTarget(name: "TuttiCodecTests", dependencies: ["TuttiCodec", "TuttiAnalysis"], swiftSettings: strict),
+        .testTarget(name: "TuttiCodecTests", dependencies: ["TuttiCodec", "TuttiAnalysis", "TuttiTesting"], swiftSettings: strict),
         .testTarget(name: "TuttiStreamTests", dependencies: ["TuttiStream", "TuttiTesting", "TuttiAnalysis"], swiftSettings: strict),
-        .testTarget(name: "TuttiResampleTests", dependencies: ["TuttiResample", "TuttiAnalysis"], swiftSettings: strict),
+        .testTarget(name: "TuttiResampleTests", dependencies: ["TuttiResample", "TuttiAnalysis", "TuttiTesting"], swiftSettings: strict),
         .testTarget(name: "TuttiSessionTests", dependencies: ["TuttiSession"], swiftSettings: strict),
         .testTarget(
             name: "TuttiClockTests", dependencies: ["TuttiClock", "TuttiTesting"], exclude: ["Fixtures"],
             swiftSettings: strict),
-        .testTarget(name: "TuttiAnalysisTests", dependencies: ["TuttiAnalysis"], swiftSettings: strict),
+        .testTarget(name: "TuttiAnalysisTests", dependencies: ["TuttiAnalysis", "TuttiTesting"], swiftSettings: strict),
         .testTarget(name: "TuttiIOTests", dependencies: ["TuttiIO"], swiftSettings: strict),
         .testTarget(name: "TuttiJACKTests", dependencies: ["TuttiJACK", "TuttiCore"], swiftSettings: strict),
         .testTarget(name: "TuttiDiscoveryTests", dependencies: ["TuttiDiscovery"], swiftSettings: strict),

@@ -107,6 +107,7 @@ let package = Package(
         // Test support: manual clock, lossy in-memory network.
         .target(name: "TuttiTesting", dependencies: ["TuttiCore"], path: "Tests/TuttiTesting", swiftSettings: strict),
 
+        .testTarget(name: "TuttiCoreTests", dependencies: ["TuttiCore", "TuttiTesting"], swiftSettings: strict),
         .testTarget(name: "TuttiWireTests", dependencies: ["TuttiWire", "TuttiCore", "TuttiTesting"], swiftSettings: strict),
         .testTarget(name: "TuttiCodecTests", dependencies: ["TuttiCodec", "TuttiCore", "TuttiAnalysis", "TuttiTesting"], swiftSettings: strict),
         .testTarget(

@@ -55,13 +55,13 @@ let package = Package(
         // Sample-rate conversion and drift compensation (libsoxr, libsamplerate, speexdsp, zita-resampler: pure
         // DSP, no I/O).
         .target(
-            name: "TuttiResample", dependencies: ["TuttiCore", "CSoxr", "CSamplerate", "CSpeexDSP", "CZitaResampler"],
+            name: "TuttiResample", dependencies: ["CSoxr", "CSamplerate", "CSpeexDSP", "CZitaResampler"],
             swiftSettings: strict),
         .target(
             name: "TuttiStream", dependencies: ["TuttiCore", "TuttiWire", "TuttiCodec", "TuttiResample"],
             swiftSettings: strict),
         .target(name: "TuttiSession", dependencies: ["TuttiCore", "TuttiWire"], swiftSettings: strict),
-        .target(name: "TuttiAnalysis", dependencies: ["TuttiCore"], swiftSettings: strict),
+        .target(name: "TuttiAnalysis", swiftSettings: strict),
         // Ableton Link's protocol and timeline maths (the shared beat clock); its socket edge lives in TuttiIO.
         .target(name: "TuttiClock", dependencies: ["TuttiCore"], swiftSettings: strict),
 
@@ -83,8 +83,8 @@ let package = Package(
         .target(
             name: "TuttiPeer",
             dependencies: [
-                "TuttiCore", "TuttiWire", "TuttiCodec", "TuttiStream", "TuttiSession", "TuttiIO",
-                "TuttiDiscovery", "TuttiClock", "TuttiJACK", "TuttiEngine",
+                "TuttiCore", "TuttiWire", "TuttiStream", "TuttiSession", "TuttiIO", "TuttiDiscovery", "TuttiJACK",
+                "TuttiEngine",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -94,7 +94,7 @@ let package = Package(
         .executableTarget(
             name: "tutti",
             dependencies: [
-                "TuttiPeer", "TuttiEngine", "TuttiAnalysis", "TuttiIO",
+                "TuttiCore", "TuttiWire", "TuttiClock", "TuttiPeer", "TuttiEngine", "TuttiAnalysis", "TuttiIO",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
@@ -105,22 +105,26 @@ let package = Package(
         .executableTarget(name: "tutti-udp-bench", dependencies: ["TuttiIO", "TuttiCore"], swiftSettings: strict),
 
         // Test support: manual clock, lossy in-memory network.
-        .target(name: "TuttiTesting", dependencies: ["TuttiCore", "TuttiWire"], path: "Tests/TuttiTesting", swiftSettings: strict),
+        .target(name: "TuttiTesting", dependencies: ["TuttiCore"], path: "Tests/TuttiTesting", swiftSettings: strict),
 
-        .testTarget(name: "TuttiWireTests", dependencies: ["TuttiWire", "TuttiTesting"], swiftSettings: strict),
-        .testTarget(name: "TuttiCodecTests", dependencies: ["TuttiCodec", "TuttiAnalysis"], swiftSettings: strict),
-        .testTarget(name: "TuttiStreamTests", dependencies: ["TuttiStream", "TuttiTesting", "TuttiAnalysis"], swiftSettings: strict),
-        .testTarget(name: "TuttiResampleTests", dependencies: ["TuttiResample", "TuttiAnalysis"], swiftSettings: strict),
-        .testTarget(name: "TuttiSessionTests", dependencies: ["TuttiSession"], swiftSettings: strict),
+        .testTarget(name: "TuttiCoreTests", dependencies: ["TuttiCore", "TuttiTesting"], swiftSettings: strict),
+        .testTarget(name: "TuttiWireTests", dependencies: ["TuttiWire", "TuttiCore", "TuttiTesting"], swiftSettings: strict),
+        .testTarget(name: "TuttiCodecTests", dependencies: ["TuttiCodec", "TuttiCore", "TuttiAnalysis", "TuttiTesting"], swiftSettings: strict),
+        .testTarget(
+            name: "TuttiStreamTests",
+            dependencies: ["TuttiStream", "TuttiCore", "TuttiWire", "TuttiCodec", "TuttiResample", "TuttiTesting", "TuttiAnalysis"], swiftSettings: strict),
+        .testTarget(name: "TuttiResampleTests", dependencies: ["TuttiResample", "TuttiAnalysis", "TuttiTesting"], swiftSettings: strict),
+        .testTarget(name: "TuttiSessionTests", dependencies: ["TuttiSession", "TuttiCore", "TuttiWire"], swiftSettings: strict),
         .testTarget(
             name: "TuttiClockTests", dependencies: ["TuttiClock", "TuttiTesting"], exclude: ["Fixtures"],
             swiftSettings: strict),
-        .testTarget(name: "TuttiAnalysisTests", dependencies: ["TuttiAnalysis"], swiftSettings: strict),
-        .testTarget(name: "TuttiIOTests", dependencies: ["TuttiIO"], swiftSettings: strict),
+        .testTarget(name: "TuttiAnalysisTests", dependencies: ["TuttiAnalysis", "TuttiTesting"], swiftSettings: strict),
+        .testTarget(name: "TuttiIOTests", dependencies: ["TuttiIO", "TuttiCore"], swiftSettings: strict),
         .testTarget(name: "TuttiJACKTests", dependencies: ["TuttiJACK", "TuttiCore"], swiftSettings: strict),
         .testTarget(name: "TuttiDiscoveryTests", dependencies: ["TuttiDiscovery"], swiftSettings: strict),
-        .testTarget(name: "TuttiPeerTests", dependencies: ["TuttiPeer", "TuttiEngine", "TuttiIO", "TuttiAnalysis"], swiftSettings: strict),
-        .testTarget(name: "TuttiEngineTests", dependencies: ["TuttiEngine", "TuttiTesting", "TuttiStream", "TuttiWire"], swiftSettings: strict),
-        .testTarget(name: "TuttiCLITests", dependencies: ["tutti", "TuttiWire"], swiftSettings: strict),
+        .testTarget(
+            name: "TuttiPeerTests", dependencies: ["TuttiPeer", "TuttiCore", "TuttiWire", "TuttiEngine", "TuttiIO", "TuttiAnalysis"], swiftSettings: strict),
+        .testTarget(name: "TuttiEngineTests", dependencies: ["TuttiEngine", "TuttiCore", "TuttiIO", "TuttiStream", "TuttiWire"], swiftSettings: strict),
+        .testTarget(name: "TuttiCLITests", dependencies: ["tutti", "TuttiCore", "TuttiWire"], swiftSettings: strict),
     ]
 )

@@ -1,5 +1,6 @@
 import TuttiCodec
 import TuttiCore
+import TuttiTesting
 import XCTest
 
 /// L16/L24 encoding against a plain reference implementation, and byte-exact round trips.
@@ -112,7 +113,7 @@ final class PCMCodecTests: XCTestCase {
     }
 
     func testSampledL24ValuesRoundTripByteIdentical() {
-        var generator = SplitMix64(seed: 0x24)
+        var generator = SeededGenerator(seed: 0x24)
         var values: [Int32] = [-8_388_608, -8_388_607, -4_194_304, -2, -1, 0, 1, 2, 4_194_304, 8_388_606, 8_388_607]
         for _ in 0..<100_000 { values.append(Int32.random(in: -8_388_608...8_388_607, using: &generator)) }
         let payload: [UInt8] = values.flatMap { value -> [UInt8] in
@@ -129,7 +130,7 @@ final class PCMCodecTests: XCTestCase {
     }
 
     func testEncodingMatchesReferenceForSeededFloats() {
-        var generator = SplitMix64(seed: 0xF10A7)
+        var generator = SeededGenerator(seed: 0xF10A7)
         var samples: [Float] = [0, -0.0, 1, -1, 0.5, -0.5, 1.0000001, -1.0000001, .leastNonzeroMagnitude, -.leastNonzeroMagnitude]
         for _ in 0..<50_000 { samples.append(Float.random(in: -1.2...1.2, using: &generator)) }
         for format in SampleFormat.allCases where format.isPCM {
@@ -157,18 +158,5 @@ final class PCMCodecTests: XCTestCase {
             payload.withUnsafeMutableBytes { PCMCodec.encode(source, as: .l16, into: $0) }
         }
         XCTAssertEqual(payload, [0x40, 0x00, 0x80, 0x00, 0x00, 0x00, 0xEE, 0xEE])
-    }
-}
-
-/// A tiny seeded SplitMix64 (this target does not depend on TuttiTesting).
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

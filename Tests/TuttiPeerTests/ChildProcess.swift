@@ -47,7 +47,8 @@ final class RunningChildProcess: @unchecked Sendable {
 
     init(_ executable: String, _ arguments: [String], log: URL) throws {
         self.log = log
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        // A log that cannot be created makes the FileHandle below throw.
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments

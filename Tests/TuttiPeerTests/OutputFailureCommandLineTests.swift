@@ -41,7 +41,7 @@ final class OutputFailureCommandLineTests: XCTestCase {
         let directory = try temporaryDirectory("pipe")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let log = directory + "/peer.log"
-        FileManager.default.createFile(atPath: log, contents: nil)
+        XCTAssertTrue(FileManager.default.createFile(atPath: log, contents: nil))
 
         // The receiver's standard output is a pipe whose reader is gone, as with `| aplay` on a host without aplay.
         let process = Process()
@@ -154,7 +154,7 @@ final class OutputFailureCommandLineTests: XCTestCase {
         }
         // A path that is a directory, and a directory that is a file.
         let file = "/tmp/tutti-output-tests-file-\(getpid())"
-        FileManager.default.createFile(atPath: file, contents: Data())
+        XCTAssertTrue(FileManager.default.createFile(atPath: file, contents: Data()))
         defer { unlink(file) }
         let refusals = [
             ("foh=wav,path=/tmp", "tutti: port foh: cannot record to /tmp: it is a directory; give a file name, e.g. path=/tmp/foh.wav\n"),

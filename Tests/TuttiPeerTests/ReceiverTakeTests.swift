@@ -105,8 +105,8 @@ final class ReceiverTakeTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/foh.wav"
         let earlier = Data("yesterday's take".utf8)
-        FileManager.default.createFile(atPath: path, contents: earlier)
-        FileManager.default.createFile(atPath: directory + "/foh-3.wav", contents: earlier)
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: earlier))
+        XCTAssertTrue(FileManager.default.createFile(atPath: directory + "/foh-3.wav", contents: earlier))
         var lab = LoopbackPeers()
         let sender = try await lab.start("tx", ports: [.toneSender(name: "out")])
         let receiver = try await lab.start("rx", ports: [.receiver(name: "foh", sink: .wavFile(path: path))])

@@ -1,6 +1,7 @@
 import Foundation
 import TuttiAnalysis
 import TuttiResample
+import TuttiTesting
 import XCTest
 
 /// `.lowLatencyVariableRatio` (libsamplerate, `SRC_SINC_FASTEST`): the `Resampler` contract with a latency of
@@ -159,7 +160,7 @@ final class LowLatencyResamplerTests: XCTestCase {
     /// general paths, and ramps the ratio per sample), corrections and transitions changing at random: every
     /// period complete with exactly the input asked for, channels identical.
     func testRandomPeriodsChannelsAndCorrectionsAreAlwaysComplete() throws {
-        var generator = LinearCongruential(seed: 12_345)
+        var generator = SeededGenerator(seed: 12_345)
         for channels in [1, 2, 3, 4, 6] {
             for inputRate in [48_000, 44_100, 96_000] {
                 var resampler = try Resampler(
@@ -171,11 +172,11 @@ final class LowLatencyResamplerTests: XCTestCase {
                 var complete = 0
                 for index in 0..<600 {
                     if index % 5 == 0 {
-                        let correction = 1 + Double(generator.next(below: 2_001) - 1_000) * 1e-6
-                        let transition = [0, 1, 64, 256, 1_000][generator.next(below: 5)]
+                        let correction = 1 + Double(Int.random(in: 0..<2_001, using: &generator) - 1_000) * 1e-6
+                        let transition = [0, 1, 64, 256, 1_000][Int.random(in: 0..<5, using: &generator)]
                         try resampler.setCorrection(correction, transitionFrames: transition)
                     }
-                    let frames = generator.next(below: 257)
+                    let frames = Int.random(in: 0..<257, using: &generator)
                     let needed = resampler.inputFramesNeeded(forOutputFrames: frames)
                     for sample in 0..<(needed * channels) {
                         input[sample] = signal[(position * channels + sample) % signal.count]
@@ -309,18 +310,5 @@ final class LowLatencyResamplerTests: XCTestCase {
         let after = Double(abs(samples[peak + 1]))
         let curvature = before - 2 * at + after
         return curvature < 0 ? 0.5 * (before - after) / curvature : 0
-    }
-}
-
-/// A small deterministic generator for test schedules.
-struct LinearCongruential {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    /// A value in 0..<bound.
-    mutating func next(below bound: Int) -> Int {
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        return Int((state >> 33) % UInt64(bound))
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import TuttiAnalysis
 import TuttiResample
+import TuttiTesting
 import XCTest
 
 /// `.nearUnityDrift` with the recommended library (zita-resampler's VResampler, half-length 16): the `Resampler`
@@ -121,7 +122,7 @@ final class NearUnityResamplerTests: XCTestCase {
     /// Random period sizes up to the maximum and random corrections: every period complete with the input asked
     /// for, channels identical.
     func testRandomPeriodsAndCorrectionsAreAlwaysComplete() throws {
-        var generator = LinearCongruential(seed: 99)
+        var generator = SeededGenerator(seed: 99)
         for channels in [1, 2, 6] {
             var resampler = try Resampler(
                 inputRate: rate, outputRate: rate, channels: channels, maximumOutputFrames: 256, mode: mode)
@@ -131,10 +132,10 @@ final class NearUnityResamplerTests: XCTestCase {
             var position = 0
             for index in 0..<600 {
                 if index % 5 == 0 {
-                    let correction = 1 + Double(generator.next(below: 2_001) - 1_000) * 1e-6
-                    try resampler.setCorrection(correction, transitionFrames: [0, 64, 256][generator.next(below: 3)])
+                    let correction = 1 + Double(Int.random(in: 0..<2_001, using: &generator) - 1_000) * 1e-6
+                    try resampler.setCorrection(correction, transitionFrames: [0, 64, 256][Int.random(in: 0..<3, using: &generator)])
                 }
-                let frames = generator.next(below: 257)
+                let frames = Int.random(in: 0..<257, using: &generator)
                 let needed = resampler.inputFramesNeeded(forOutputFrames: frames)
                 for sample in 0..<(needed * channels) {
                     input[sample] = signal[(position * channels + sample) % signal.count]

@@ -21,7 +21,7 @@ final class JitterBufferPlayoutTests: XCTestCase {
     func testReadsBeforeTheFirstPacketAreSilentAndIdle() {
         var buffer = JitterBuffer(format: format)
         var output = [Float](repeating: 1, count: 96)
-        output.withUnsafeMutableBufferPointer { buffer.read(into: $0, frames: 48, now: HostTime(nanoseconds: 5_000_000_000), captureClockNow: 0) }
+        _ = output.withUnsafeMutableBufferPointer { buffer.read(into: $0, frames: 48, now: HostTime(nanoseconds: 5_000_000_000), captureClockNow: 0) }
         XCTAssertEqual(output, [Float](repeating: 0, count: 96))
         XCTAssertEqual(buffer.state, .idle)
         XCTAssertEqual(buffer.statistics.concealedFrames, 0)

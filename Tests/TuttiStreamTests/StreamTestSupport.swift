@@ -117,7 +117,7 @@ func runPlayout(
             run.results.append((arrival.index, result))
         }
         let now = clock.now()
-        periodOutput.withUnsafeMutableBufferPointer {
+        _ = periodOutput.withUnsafeMutableBufferPointer {
             buffer.read(into: $0, frames: period, now: now, captureClockNow: now.nanoseconds)
         }
         run.output += periodOutput

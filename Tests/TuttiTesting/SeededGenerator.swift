@@ -15,4 +15,7 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+
+    /// A uniform value in [0, 1) with 53 random bits.
+    public mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }

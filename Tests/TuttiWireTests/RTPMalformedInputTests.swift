@@ -124,7 +124,12 @@ final class RTPMalformedInputTests: XCTestCase {
         }
     }
 
-    func testSeededRandomBytesNeverTrap() {
+    /// Random datagrams (half of them biased to version 2) never trap, and the decoder agrees with a plain
+    /// reading of RFC 3550 on every one: the same accept or reject, and for an accepted one the same header
+    /// fields and the same payload position and length. (A packet with Tutti's one-byte extension profile
+    /// can also be rejected for its elements, which the plain reading does not parse: those are only
+    /// required not to trap.)
+    func testSeededRandomBytesNeverTrapAndDecodeAsRFC3550Says() {
         var generator = SeededGenerator(seed: 0xF0F0_1234)
         var accepted = 0
         var rejected = 0
@@ -133,20 +138,51 @@ final class RTPMalformedInputTests: XCTestCase {
             var bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
             // Bias half of the inputs to version 2 so the decoder gets past the first check.
             if iteration % 2 == 0, !bytes.isEmpty { bytes[0] = 0x80 | (bytes[0] & 0x3F) }
+            let reference = Self.referenceLayout(bytes)
             switch decodeRTP(bytes) {
             case .success(let view):
                 accepted += 1
-                XCTAssertGreaterThanOrEqual(view.payloadOffset, 12)
-                XCTAssertGreaterThanOrEqual(view.payloadCount, 0)
-                XCTAssertLessThanOrEqual(view.payloadOffset + view.payloadCount, bytes.count)
+                guard let reference else {
+                    XCTFail("input \(iteration) (\(bytes)): accepted, but RFC 3550 says malformed")
+                    continue
+                }
+                XCTAssertEqual(view.payloadOffset, reference.offset, "input \(iteration)")
+                XCTAssertEqual(view.payloadCount, reference.count, "input \(iteration)")
+                XCTAssertEqual(view.header.sequenceNumber, UInt16(bytes[2]) << 8 | UInt16(bytes[3]), "input \(iteration)")
+                XCTAssertEqual(view.header.ssrc, bytes[8..<12].reduce(0) { $0 << 8 | UInt32($1) }, "input \(iteration)")
             case .failure:
                 rejected += 1
+                if let reference, !reference.tuttiExtension {
+                    XCTFail("input \(iteration) (\(bytes)): rejected, but RFC 3550 says well formed")
+                }
             }
         }
-        XCTAssertEqual(accepted + rejected, 10_000)
         // The corpus must exercise both outcomes, or the loop proves nothing.
         XCTAssertGreaterThan(accepted, 100)
         XCTAssertGreaterThan(rejected, 100)
+    }
+
+    /// RFC 3550's layout of `bytes`, read the plain way: nil when malformed (too short, not version 2,
+    /// padding longer than the packet, CSRCs or an extension past the end); else where the payload lies,
+    /// and whether the extension is Tutti's one-byte profile (0xBEDE), whose elements are checked too.
+    private static func referenceLayout(_ bytes: [UInt8]) -> (offset: Int, count: Int, tuttiExtension: Bool)? {
+        guard bytes.count >= 12, bytes[0] >> 6 == 2 else { return nil }
+        var end = bytes.count
+        if bytes[0] & 0x20 != 0 {
+            let padding = Int(bytes[end - 1])
+            guard padding > 0, padding <= end - 12 else { return nil }
+            end -= padding
+        }
+        var offset = 12 + 4 * Int(bytes[0] & 0x0F)
+        guard offset <= end else { return nil }
+        var tuttiExtension = false
+        if bytes[0] & 0x10 != 0 {
+            guard offset + 4 <= end else { return nil }
+            tuttiExtension = bytes[offset] == 0xBE && bytes[offset + 1] == 0xDE
+            offset += 4 + 4 * (Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3]))
+            guard offset <= end else { return nil }
+        }
+        return (offset, end - offset, tuttiExtension)
     }
 
     func testSeededMutationsOfValidPacketsNeverTrap() {

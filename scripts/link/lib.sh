@@ -14,6 +14,7 @@ trap '' PIPE # a write to a dead peer's FIFO must fail, not kill the driver
 
 LL_NAME=${LL_NAME:-$(basename "$0")}
 LL_HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$LL_HERE/../lib/harness.sh" # pass, fail, the checks (a no-op when the test sourced it already)
 REPO="$(cd "$LL_HERE/../.." && pwd)"
 LAB="$REPO/scripts/lab"
 PEER="$LL_HERE/aalink_peer.py"
@@ -24,8 +25,6 @@ OUT=${LINK_LAB_OUT:-${TMPDIR:-/tmp}/tutti-link-lab} # not lab-out/: scripts/lab-
 WAIT_LAB_S=${LINK_LAB_WAIT_S:-1800}
 TUTTI=${TUTTI:-}
 
-PASSED=0
-FAILED=0
 FIG_KEYS=()
 declare -A FIG
 declare -A PFD PPID_ PLOG PKIND EN_T
@@ -48,9 +47,8 @@ ll_need_aalink() {
 # Checks and figures are printed and, once RUN exists, appended to $RUN/checks.tsv and figures.tsv
 # (scenario TAB text) for the JSON summary.
 record() { [[ -n $RUN && -d $RUN ]] && printf '%s\t%s\n' "$SCEN" "$2" >>"$RUN/$1"; return 0; }
-pass() { PASSED=$((PASSED + 1)); echo "PASS: $*"; record checks.tsv "PASS	$*"; }
-fail() { FAILED=$((FAILED + 1)); echo "FAIL: $*"; record checks.tsv "FAIL	$*"; }
-check() { if eval "$2"; then pass "$1"; else fail "$1"; fi; } # check DESC SHELL-CONDITION
+record_check() { record checks.tsv "$1"; }
+HARNESS_RECORD=record_check # pass and fail (scripts/lib/harness.sh) also go to checks.tsv
 fig() { FIG_KEYS+=("$1"); FIG[$1]=$2; echo "  $1: $2"; record figures.tsv "$1	$2"; }
 le() { [[ -n ${1:-} && ${1:-} != null ]] && awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 between() { [[ -n ${1:-} && ${1:-} != null ]] && awk -v a="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(a >= lo && a <= hi) }'; }
@@ -82,7 +80,7 @@ lab_still_ours() { [[ -n $LAB_ID && "$(lab_id)" == "$LAB_ID" ]]; }
 ensure_lab() {
   lab_still_ours && return 0
   fail "the lab stayed ours (someone else's \`scripts/lab up\` replaced it mid-run: figures void, run again)"
-  echo "$PASSED passed, $FAILED failed"
+  harness_summary
   exit 1
 }
 lab_acquire() { # N : wait for any other lab (or scripts/lab-test) to go away, then `up N`; make RUN

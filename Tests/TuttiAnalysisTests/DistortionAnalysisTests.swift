@@ -1,5 +1,6 @@
 import Foundation
 import TuttiAnalysis
+import TuttiTesting
 import XCTest
 
 /// The THD+N analyzer against signals whose distortion and noise are known by construction.
@@ -14,7 +15,7 @@ final class DistortionAnalysisTests: XCTestCase {
         let fundamentalRMS = amplitude / 2.0.squareRoot()
         let harmonicAmplitude = amplitude * pow(10, -60.0 / 20)
         let noiseRMS = fundamentalRMS * pow(10, -70.0 / 20)
-        var random = SplitMix(seed: 7)
+        var random = SeededGenerator(seed: 7)
         var samples = [Float](repeating: 0, count: frames)
         var added = [Double](repeating: 0, count: frames)
         let omega = 2 * Double.pi * 997.3 / Double(rate)
@@ -79,19 +80,4 @@ final class DistortionAnalysisTests: XCTestCase {
         let short = (0..<200).map { Float(0.5 * sin(2 * Double.pi * 1_000 * Double($0) / 48_000)) }
         XCTAssertNil(DistortionAnalysis.analyze(short, sampleRate: rate, skipFrames: 0))
     }
-}
-
-/// SplitMix64, so the noise is the same on every run and platform.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    /// Uniform in [0, 1).
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }

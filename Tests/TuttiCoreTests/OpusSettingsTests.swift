@@ -1,5 +1,4 @@
 import Foundation
-import TuttiCodec
 import TuttiCore
 import XCTest
 

@@ -53,19 +53,19 @@ final class IPAddressTests: XCTestCase {
     }
 
     func testPredicates() throws {
-        func address(_ text: String) throws -> IPAddress { try XCTUnwrap(IPAddress(parsing: text), text) }
-        XCTAssertTrue(try address("127.0.0.1").isLoopback)
-        XCTAssertTrue(try address("127.255.0.9").isLoopback)
-        XCTAssertTrue(try address("::1").isLoopback)
-        XCTAssertFalse(try address("198.18.0.1").isLoopback)
-        XCTAssertFalse(try address("::2").isLoopback)
-        XCTAssertTrue(try address("224.0.0.56").isMulticast)
-        XCTAssertTrue(try address("239.255.255.250").isMulticast)
-        XCTAssertTrue(try address("ff02::1").isMulticast)
-        XCTAssertFalse(try address("223.255.255.255").isMulticast)
-        XCTAssertFalse(try address("2001:2::1").isMulticast)
-        XCTAssertTrue(try address("0.0.0.0").isUnspecified)
-        XCTAssertTrue(try address("::").isUnspecified)
-        XCTAssertFalse(try address("::1").isUnspecified)
+        // Each address, and what it is: loopback, multicast, unspecified.
+        let cases: [(text: String, loopback: Bool, multicast: Bool, unspecified: Bool)] = [
+            ("127.0.0.1", true, false, false), ("127.255.0.9", true, false, false), ("::1", true, false, false),
+            ("198.18.0.1", false, false, false), ("::2", false, false, false),
+            ("224.0.0.56", false, true, false), ("239.255.255.250", false, true, false), ("ff02::1", false, true, false),
+            ("223.255.255.255", false, false, false), ("2001:2::1", false, false, false),
+            ("0.0.0.0", false, false, true), ("::", false, false, true),
+        ]
+        for (text, loopback, multicast, unspecified) in cases {
+            let address = try XCTUnwrap(IPAddress(parsing: text), text)
+            XCTAssertEqual(address.isLoopback, loopback, "\(text) loopback")
+            XCTAssertEqual(address.isMulticast, multicast, "\(text) multicast")
+            XCTAssertEqual(address.isUnspecified, unspecified, "\(text) unspecified")
+        }
     }
 }

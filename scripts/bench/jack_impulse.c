@@ -145,7 +145,7 @@ int main(int argc, char **argv) {
 		else if (argv[i][0] != '-' && !path) path = argv[i];
 		else { fprintf(stderr, "jack_impulse: bad argument '%s'\n", argv[i]); return 2; }
 	}
-	if (!path || seconds <= 0 || seconds > 600 || interval_ms < 10) {
+	if (!path || seconds <= 0 || seconds > 1000 || interval_ms < 10) {
 		fprintf(stderr, "usage: jack_impulse [--name N] [--seconds S] [--interval-ms MS] [--tone-hz HZ] "
 		                "[--out-to P1,P2] [--in-from P1,P2] RAWFILE\n");
 		return 2;

@@ -381,13 +381,14 @@ def floor_section(md, summary, results, meta):
                   f"{found['setting'] if found else 'none in the ladder'} | "
                   f"{(fmt(lat.get('median')) + ' / ' + fmt(lat.get('p99'))) if lat else '–'} | {(found or {}).get('method', '–')} | "
                   f"{wander_cell((found or {}).get('cycles'))} |")
-    confirm = summary.get("floorConfirm")
-    if confirm:
+    for confirm in summary.get("floorConfirm") or []:
         lat = confirm.get("oneWayMs") or {}
         span = f"{confirm['seconds'] / 60:.0f} min" if confirm["seconds"] >= 60 else f"{confirm['seconds']} s"
-        md.append(f"\n**Confirmation** ({span} at Tutti's lowest clean 64-frame setting, "
-                  f"{confirm['setting']}): one-way {fmt(lat.get('median'))} / {fmt(lat.get('p99'))} ms (median / p99, impulse), "
-                  f"**{confirm['glitches']} glitches**; JACK servers' cycle wander {wander_cell(confirm.get('cycles'))}. "
+        wander = (f"; JACK servers' cycle wander {wander_cell(confirm.get('cycles'))}"
+                  if confirm["path"] == "tutti" else "")
+        md.append(f"\n**Confirmation, {names.get(confirm['path'], confirm['path'])}** ({span} at its lowest clean "
+                  f"64-frame setting, {confirm['setting']}): one-way {fmt(lat.get('median'))} / {fmt(lat.get('p99'))} ms "
+                  f"(median / p99, {confirm['method']}), **{confirm['glitches']} glitches**{wander}. "
                   "Goal: ≤ 2.0 ms with 0 glitches.\n")
     md.append("")
 
@@ -519,11 +520,15 @@ def main(work, out):
     floors = floor_summary(results)
     if floors:
         summary["floor"] = floors
-    confirm = next((r for k, r in results.items() if k.startswith("floorconfirm-")), None)
-    if confirm:
-        lat, _ = floor_latency(confirm, results)
-        summary["floorConfirm"] = {"setting": floor_setting(confirm), "seconds": confirm.get("windowSeconds"),
-                                   "glitches": confirm.get("glitches"), "oneWayMs": lat, "cycles": cycles_of(confirm)}
+    confirms = []
+    for key in sorted(k for k in results if k.startswith("floorconfirm-")):
+        confirm = results[key]
+        lat, method = floor_latency(confirm, results)
+        confirms.append({"path": key.split("-")[1], "setting": floor_setting(confirm),
+                         "seconds": confirm.get("windowSeconds"), "glitches": confirm.get("glitches"),
+                         "oneWayMs": lat, "method": method, "cycles": cycles_of(confirm)})
+    if confirms:
+        summary["floorConfirm"] = confirms
     first_drop = None
     for n in sorted(tscale):
         if scale_drops_audio(tscale[n], n):
@@ -577,11 +582,11 @@ def main(work, out):
                 pl = p.get("oneWayMs") or {}
                 md.append(f"| lowest glitch-free latency, paced path (no JACK), 64 frames, {net} (median / p99, stats) | "
                           f"{fmt(pl.get('median'))} / {fmt(pl.get('p99'))} ms ({p['setting']}) | – | – |")
-    if summary.get("floorConfirm"):
-        c = summary["floorConfirm"]
+    for c in summary.get("floorConfirm") or []:
         span = f"{c['seconds'] / 60:.0f} min" if c["seconds"] >= 60 else f"{c['seconds']} s"
-        md.append(f"| {span} at that setting, 64 frames, clean (goal ≤ 2.0 ms, 0 glitches) | "
-                  f"{fmt((c.get('oneWayMs') or {}).get('median'))} ms, {c['glitches']} glitches | – | – |")
+        path = "JACK loop" if c["path"] == "tutti" else "paced path"
+        md.append(f"| {span} at the {path}'s lowest setting ({c['setting']}), 64 frames, clean (goal ≤ 2.0 ms, 0 glitches) | "
+                  f"{fmt((c.get('oneWayMs') or {}).get('median'))} ms ({c['method']}), {c['glitches']} glitches | – | – |")
     if summary.get("scale"):
         sc = summary["scale"]
         md.append(f"| streams into one receiver core with 0 lost or late (goal ≥ 128; tried {', '.join(str(x['streams']) for x in sc['steps'])}) | "

@@ -123,7 +123,12 @@ let package = Package(
         .testTarget(name: "TuttiJACKTests", dependencies: ["TuttiJACK", "TuttiCore"], swiftSettings: strict),
         .testTarget(name: "TuttiDiscoveryTests", dependencies: ["TuttiDiscovery"], swiftSettings: strict),
         .testTarget(
-            name: "TuttiPeerTests", dependencies: ["TuttiPeer", "TuttiCore", "TuttiWire", "TuttiEngine", "TuttiIO", "TuttiAnalysis"], swiftSettings: strict),
+            name: "TuttiPeerTests",
+            dependencies: [
+                "TuttiPeer", "TuttiCore", "TuttiWire", "TuttiEngine", "TuttiIO", "TuttiAnalysis", "TuttiTesting",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: strict),
         .testTarget(name: "TuttiEngineTests", dependencies: ["TuttiEngine", "TuttiCore", "TuttiIO", "TuttiStream", "TuttiWire"], swiftSettings: strict),
         .testTarget(name: "TuttiCLITests", dependencies: ["tutti", "TuttiCore", "TuttiWire"], swiftSettings: strict),
     ]

@@ -129,7 +129,10 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strict),
-        .testTarget(name: "TuttiEngineTests", dependencies: ["TuttiEngine", "TuttiCore", "TuttiIO", "TuttiStream", "TuttiWire"], swiftSettings: strict),
+        .testTarget(
+            name: "TuttiEngineTests",
+            dependencies: ["TuttiEngine", "TuttiCore", "TuttiIO", "TuttiStream", "TuttiWire", "TuttiTesting"],
+            swiftSettings: strict),
         .testTarget(name: "TuttiCLITests", dependencies: ["tutti", "TuttiCore", "TuttiWire"], swiftSettings: strict),
     ]
 )

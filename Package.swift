@@ -104,7 +104,7 @@ let package = Package(
         // Loopback harness for the batched UDP edge: system calls per packet, send costs (Benchmarks/UDPBatching.md).
         .executableTarget(name: "tutti-udp-bench", dependencies: ["TuttiIO", "TuttiCore"], swiftSettings: strict),
 
-        // Test support: manual clock, lossy in-memory network.
+        // Test support: manual clock, lossy in-memory network, the built `tutti` binary and child processes.
         .target(name: "TuttiTesting", dependencies: ["TuttiCore"], path: "Tests/TuttiTesting", swiftSettings: strict),
 
         .testTarget(name: "TuttiCoreTests", dependencies: ["TuttiCore", "TuttiTesting"], swiftSettings: strict),
@@ -133,6 +133,12 @@ let package = Package(
             name: "TuttiEngineTests",
             dependencies: ["TuttiEngine", "TuttiCore", "TuttiIO", "TuttiStream", "TuttiWire", "TuttiTesting"],
             swiftSettings: strict),
-        .testTarget(name: "TuttiCLITests", dependencies: ["tutti", "TuttiCore", "TuttiWire"], swiftSettings: strict),
+        .testTarget(
+            name: "TuttiCLITests",
+            dependencies: [
+                "tutti", "TuttiCore", "TuttiWire", "TuttiTesting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict),
     ]
 )

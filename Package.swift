@@ -104,7 +104,7 @@ let package = Package(
         // Loopback harness for the batched UDP edge: system calls per packet, send costs (Benchmarks/UDPBatching.md).
         .executableTarget(name: "tutti-udp-bench", dependencies: ["TuttiIO", "TuttiCore"], swiftSettings: strict),
 
-        // Test support: manual clock, lossy in-memory network.
+        // Test support: manual clock, lossy in-memory network, the built `tutti` binary and child processes.
         .target(name: "TuttiTesting", dependencies: ["TuttiCore"], path: "Tests/TuttiTesting", swiftSettings: strict),
 
         .testTarget(name: "TuttiCoreTests", dependencies: ["TuttiCore", "TuttiTesting"], swiftSettings: strict),
@@ -123,8 +123,22 @@ let package = Package(
         .testTarget(name: "TuttiJACKTests", dependencies: ["TuttiJACK", "TuttiCore"], swiftSettings: strict),
         .testTarget(name: "TuttiDiscoveryTests", dependencies: ["TuttiDiscovery"], swiftSettings: strict),
         .testTarget(
-            name: "TuttiPeerTests", dependencies: ["TuttiPeer", "TuttiCore", "TuttiWire", "TuttiEngine", "TuttiIO", "TuttiAnalysis"], swiftSettings: strict),
-        .testTarget(name: "TuttiEngineTests", dependencies: ["TuttiEngine", "TuttiCore", "TuttiIO", "TuttiStream", "TuttiWire"], swiftSettings: strict),
-        .testTarget(name: "TuttiCLITests", dependencies: ["tutti", "TuttiCore", "TuttiWire"], swiftSettings: strict),
+            name: "TuttiPeerTests",
+            dependencies: [
+                "TuttiPeer", "TuttiCore", "TuttiWire", "TuttiEngine", "TuttiIO", "TuttiAnalysis", "TuttiTesting",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "TuttiEngineTests",
+            dependencies: ["TuttiEngine", "TuttiCore", "TuttiIO", "TuttiStream", "TuttiWire", "TuttiTesting"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "TuttiCLITests",
+            dependencies: [
+                "tutti", "TuttiCore", "TuttiWire", "TuttiTesting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict),
     ]
 )

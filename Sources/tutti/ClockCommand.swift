@@ -13,7 +13,7 @@ struct ClockCommand: AsyncParsableCommand {
         discussion: """
             Tutti's beat clock speaks Ableton Link's own protocol: this command joins the Link session on this
             network as a Link peer (with Ableton Live, Bitwig, AUM and any other Link app, and with every tutti
-            peer), applies --tempo/--start/--stop/--force-beat, and shows peers, tempo, beat, phase and the
+            peer), applies --tempo/--start/--stop, and shows peers, tempo, beat, phase and the
             transport, refreshed in place. Phase is session beats modulo --quantum, as every Link app shows it.
             With --json, prints one JSON object per sample (JSON Lines), with "t" the CLOCK_MONOTONIC time in
             nanoseconds at which it was taken.

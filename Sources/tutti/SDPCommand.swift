@@ -9,9 +9,9 @@ struct SDPCommand: AsyncParsableCommand {
         commandName: "sdp",
         abstract: "Print the SDP description of live streams, for a standard RTP receiver.",
         discussion: """
-            For every live sending connection (of one peer, or of one sender port, if given), prints the \\
-            RFC 8866 description a standard RTP receiver (ffmpeg, GStreamer, PipeWire's RTP source) needs \\
-            to play it: address, port, payload type and format. Descriptions are separated by an empty line; \\
+            For every live sending connection (of one peer, or of one sender port, if given), prints the \
+            RFC 8866 description a standard RTP receiver (ffmpeg, GStreamer, PipeWire's RTP source) needs \
+            to play it: address, port, payload type and format. Descriptions are separated by an empty line; \
             --connection picks one.
             Example: tutti sdp stage:out --connection 1f2e3d4c5b6a7988 > stream.sdp
                      ffmpeg -protocol_whitelist file,udp,rtp -i stream.sdp out.wav

@@ -1,6 +1,7 @@
 import Foundation
 import TuttiCore
 import TuttiPeer
+import TuttiTesting
 import TuttiWire
 import XCTest
 

@@ -1,5 +1,6 @@
 import Foundation
 import TuttiPeer
+import TuttiTesting
 import TuttiWire
 import XCTest
 

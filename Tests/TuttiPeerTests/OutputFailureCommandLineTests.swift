@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import TuttiPeer
+import TuttiTesting
 import TuttiWire
 import XCTest
 

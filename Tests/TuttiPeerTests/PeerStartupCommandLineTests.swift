@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import NIOCore
 @testable import TuttiPeer
+import TuttiTesting
 import TuttiWire
 import XCTest
 

@@ -3,6 +3,7 @@ import TuttiAnalysis
 import TuttiCore
 import TuttiIO
 import TuttiPeer
+import TuttiTesting
 import TuttiWire
 import XCTest
 

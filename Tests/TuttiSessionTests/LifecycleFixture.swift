@@ -56,11 +56,20 @@ struct LifecycleDriver {
 
     // MARK: Feeding
 
-    /// A fresh request id (recorded as fed).
+    /// A fresh request id (recorded when an input carrying it is fed).
     mutating func request() -> RequestID {
         defer { nextRequest += 1 }
-        requests.append(RequestID(nextRequest))
         return RequestID(nextRequest)
+    }
+
+    /// The request an input carries, if it is one.
+    static func requestID(of input: Input) -> RequestID? {
+        switch input {
+        case .connect(_, _, _, _, let request), .offer(_, _, _, _, let request), .disconnect(_, let request), .teardown(_, let request),
+            .shutdown(let request):
+            request
+        default: nil
+        }
     }
 
     /// A fresh connection id.
@@ -71,7 +80,9 @@ struct LifecycleDriver {
 
     @discardableResult
     mutating func feed(_ input: Input) -> [Action] {
-        record(machine.handle(input, now: now))
+        if let index = outstanding.firstIndex(where: { Self.outcome(input, answers: $0) }) { outstanding.remove(at: index) }
+        if let request = Self.requestID(of: input) { requests.append(request) }
+        return record(machine.handle(input, now: now))
     }
 
     @discardableResult
@@ -80,10 +91,37 @@ struct LifecycleDriver {
         return record(machine.tick(now: now))
     }
 
+    /// Actions whose outcome has not been fed yet, in order.
+    private(set) var outstanding: [Action] = []
+
+    @discardableResult
     private mutating func record(_ actions: [Action]) -> [Action] {
         log += actions
-        for case .reply(let request, let response) in actions { replies.append((request, response)) }
+        for action in actions {
+            switch action {
+            case .reply(let request, let response): replies.append((request, response))
+            case .introduce, .report: break
+            default: outstanding.append(action)
+            }
+        }
         return actions
+    }
+
+    /// Whether `input` is the outcome of `action`.
+    static func outcome(_ input: Input, answers action: Action) -> Bool {
+        switch (input, action) {
+        case (.answered(let id, _, _, _), .sendOffer(let offered, _, _, _)), (.refused(let id, _, _), .sendOffer(let offered, _, _, _)),
+            (.unreachable(let id, _), .sendOffer(let offered, _, _, _)):
+            return id == offered
+        case (.started(let id, .sending, _), .startSending(let plan)), (.startFailed(let id, .sending, _), .startSending(let plan)):
+            return id == plan.summary.id
+        case (.started(let id, .receiving, _), .startReceiving(let plan)), (.startFailed(let id, .receiving, _), .startReceiving(let plan)):
+            return id == plan.summary.id
+        case (.stopped(let id, let role), .stop(let stopped, let stoppedRole, _)): return id == stopped && role == stoppedRole
+        case (.notified(let id, let role), .notify(let notified, let notifiedRole, _, _)): return id == notified && role == notifiedRole
+        case (.probed(let endpoints, _), .probe(let probed, _)): return endpoints == probed
+        default: return false
+        }
     }
 
     /// The replies to `request` seen so far.
@@ -190,16 +228,13 @@ struct LifecycleDriver {
         case silent
     }
 
-    /// Performs `actions` as an edge would and feeds their outcomes back, until nothing is left to do.
-    mutating func perform(_ actions: [Action], in world: World) {
-        var queue = actions
+    /// Performs every outstanding action as an edge would and feeds its outcome back, until nothing is left.
+    mutating func settle(in world: World) {
         var steps = 0
-        while !queue.isEmpty, steps < 10_000 {
+        while let action = outstanding.first, steps < 10_000 {
             steps += 1
-            let action = queue.removeFirst()
-            let outcome: Input?
+            let outcome: Input
             switch action {
-            case .reply, .introduce, .report: outcome = nil
             case .sendOffer(let id, _, _, _):
                 outcome = world == .healthy ? Self.answered(id) : .unreachable(id, ControlFailure(.unreachable, "timed out"))
             case .startSending(let plan): outcome = .started(plan.summary.id, .sending, mediaPort: nil)
@@ -209,14 +244,17 @@ struct LifecycleDriver {
             case .probe(let endpoints, _):
                 let ids = machine.sending.values.filter { $0.reached.map { [$0] } == endpoints }.map(\.id)
                 outcome = world == .healthy ? Self.listed(ids) : .probed(to: endpoints, .unanswered)
+            case .reply, .introduce, .report:
+                outstanding.removeFirst()
+                continue
             }
-            if let outcome { queue += feed(outcome) }
+            feed(outcome)
         }
-        precondition(queue.isEmpty, "the fake edge did not settle")
+        precondition(outstanding.isEmpty, "the fake edge did not settle")
     }
 
     /// Moves time on to each deadline in turn (the silent world loses every playing stream), performing what
-    /// comes due, until nothing is scheduled or `limit` has passed. Returns the time it took.
+    /// is outstanding and what comes due, until nothing is scheduled or `limit` has passed. Returns the time it took.
     @discardableResult
     mutating func runDown(in world: World, limit: Duration = .seconds(120)) -> Duration {
         let start = now
@@ -225,12 +263,13 @@ struct LifecycleDriver {
             steps += 1
             if world == .silent {
                 for id in machine.receiving.keys.sorted(by: { $0.rawValue < $1.rawValue }) where machine.receiving[id]?.phase == .playing {
-                    perform(feed(.observed(id, .lost)), in: world)
+                    feed(.observed(id, .lost))
                 }
             }
+            settle(in: world)
             guard let deadline = machine.nextDeadline else { break }
             now = max(now, deadline)
-            perform(record(machine.tick(now: now)), in: world)
+            record(machine.tick(now: now))
         }
         return now - start
     }

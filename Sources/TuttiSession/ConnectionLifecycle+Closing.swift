@@ -131,8 +131,8 @@ extension ConnectionLifecycle {
         return discard(key, reason: closing.reason)
     }
 
-    /// Forgets a connection: its own request, if still unanswered, is refused; the replies that waited only
-    /// for it go out.
+    /// Forgets a connection: the replies that waited only for it go out. (Its own request is answered by then;
+    /// should a row forget to, it is refused here, and debug builds trap.)
     mutating func discard(_ key: EntryKey, reason: String) -> [Action] {
         var actions: [Action] = []
         let own: RequestID?
@@ -147,6 +147,8 @@ extension ConnectionLifecycle {
             name = receiving[key.id].map { "\($0.plan.summary.source) → \($0.plan.summary.destination)" } ?? "\(key.id)"
             receiving[key.id] = nil
         }
+        // Every row answers its connection's own request before it lets the connection go; this is a bug net.
+        assert(own == nil, "\(key) discarded with its request \(own.map(\.description) ?? "") unanswered")
         if let own { actions.append(.reply(own, .failure(ControlFailure(.busy, "\(name) [\(key.id)] ended while connecting: \(reason)")))) }
         for request in waiting.keys.sorted() {
             guard var reply = waiting[request], reply.entries.remove(key) != nil else { continue }

@@ -134,3 +134,65 @@ enum LifecycleStates {
         return inputs
     }
 }
+
+extension LifecycleStates {
+    /// Every input kind by name: a new `Input` case does not compile here until it is named (and sampled).
+    static func kind(of input: Input) -> String {
+        switch input {
+        case .connect(let request, _, _, _, _): request.rtpDestination == nil ? "connect" : "connectRTP"
+        case .offer: "offer"
+        case .disconnect: "disconnect"
+        case .teardown: "teardown"
+        case .shutdown: "shutdown"
+        case .hello: "hello"
+        case .bye: "bye"
+        case .discovered: "discovered"
+        case .vanished: "vanished"
+        case .renamed: "renamed"
+        case .answered: "answered"
+        case .refused: "refused"
+        case .unreachable: "unreachable"
+        case .started: "started"
+        case .startFailed: "startFailed"
+        case .observed: "observed"
+        case .probed: "probed"
+        case .stopped: "stopped"
+        case .notified: "notified"
+        }
+    }
+
+    static let allKinds: Set<String> = [
+        "connect", "connectRTP", "offer", "disconnect", "teardown", "shutdown", "hello", "bye", "discovered", "vanished", "renamed",
+        "answered", "refused", "unreachable", "started", "startFailed", "observed", "probed", "stopped", "notified",
+    ]
+
+    /// Every phase by name: a new phase does not compile here until it is named (and reached by a state).
+    static func phaseName(_ phase: ConnectionLifecycle.Sending.Phase) -> String {
+        switch phase {
+        case .verifying: "sender verifying"
+        case .offering(nil): "sender offering"
+        case .offering: "sender offering(cancel)"
+        case .starting(nil): "sender starting"
+        case .starting: "sender starting(cancel)"
+        case .live: "sender live"
+        case .closing: "sender closing"
+        }
+    }
+
+    static func phaseName(_ phase: ConnectionLifecycle.Receiving.Phase) -> String {
+        switch phase {
+        case .starting(nil): "receiver starting"
+        case .starting: "receiver starting(cancel)"
+        case .awaitingMedia: "receiver awaitingMedia"
+        case .playing: "receiver playing"
+        case .lost: "receiver lost"
+        case .closing: "receiver closing"
+        }
+    }
+
+    static let allPhases: Set<String> = [
+        "sender verifying", "sender offering", "sender offering(cancel)", "sender starting", "sender starting(cancel)", "sender live",
+        "sender closing", "receiver starting", "receiver starting(cancel)", "receiver awaitingMedia", "receiver playing", "receiver lost",
+        "receiver closing",
+    ]
+}

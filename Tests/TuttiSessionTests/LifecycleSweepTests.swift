@@ -110,3 +110,25 @@ final class LifecycleSweepTests: XCTestCase {
         }
     }
 }
+
+/// The sweep's own coverage: its states reach every phase, its inputs sample every input kind.
+final class LifecycleSweepCoverageTests: XCTestCase {
+    typealias D = LifecycleDriver
+    typealias S = LifecycleStates
+
+    func testTheStatesReachEveryPhase() {
+        var reached = Set<String>()
+        for state in S.all {
+            var driver = D()
+            state.setUp(&driver)
+            if let phase = driver.sendingPhase(state.id) { reached.insert(S.phaseName(phase)) }
+            if let phase = driver.receivingPhase(state.id) { reached.insert(S.phaseName(phase)) }
+        }
+        XCTAssertEqual(reached, S.allPhases)
+    }
+
+    func testTheInputsSampleEveryKind() {
+        var driver = D()
+        XCTAssertEqual(Set(S.inputs(for: S.first, &driver).map { S.kind(of: $0.input) }), S.allKinds)
+    }
+}

@@ -50,7 +50,7 @@ extension ConnectionLifecycle {
         case notified(ConnectionID, ConnectionRole)
     }
 
-    /// A receiving stream's state as the edge polls it.
+    /// A receiving stream's state as the edge polls it. A value; thread-safe: yes (any thread).
     public enum MediaObservation: Hashable, Sendable {
         /// Waiting to fill the buffer (no packets yet, or refilling).
         case buffering
@@ -61,7 +61,7 @@ extension ConnectionLifecycle {
         case outputFailed(reason: String)
     }
 
-    /// What a `describe` probe of another peer found.
+    /// What a `describe` probe of another peer found. A value; thread-safe: yes (any thread).
     public enum ProbeResult: Hashable, Sendable {
         /// It answered, listing its connections.
         case listed([ConnectionSummary])

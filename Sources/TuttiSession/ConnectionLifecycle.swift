@@ -14,7 +14,7 @@ import TuttiWire
 ///
 /// Realtime-safe: no (allocates). Thread-safe: a value (any thread; the edge keeps it on its actor).
 public struct ConnectionLifecycle: Sendable {
-    /// Who this peer is: what offers and summaries name.
+    /// Who this peer is: what offers and summaries name. A value; thread-safe: yes (any thread).
     public struct Identity: Hashable, Sendable {
         public var peerID: PeerID
         /// The published name (changes on a collision: `.renamed`).
@@ -33,7 +33,8 @@ public struct ConnectionLifecycle: Sendable {
         }
     }
 
-    /// One control request, numbered by the edge; its reply is `Action.reply` with the same id.
+    /// One control request, numbered by the edge; its reply is `Action.reply` with the same id. A value;
+    /// thread-safe: yes (any thread).
     public struct RequestID: Hashable, Comparable, Sendable, CustomStringConvertible {
         public let rawValue: UInt64
         public init(_ rawValue: UInt64) { self.rawValue = rawValue }
@@ -41,7 +42,7 @@ public struct ConnectionLifecycle: Sendable {
         public var description: String { "#\(rawValue)" }
     }
 
-    /// What one of the peer's ports can do now (its device clock decides).
+    /// What one of the peer's ports can do now (its device clock decides). A value; thread-safe: yes (any thread).
     public struct PortNow: Hashable, Sendable {
         /// Sender: the rates it can stream at now (only its running rate while it streams).
         public var currentRates: [Int]
@@ -81,13 +82,16 @@ public struct ConnectionLifecycle: Sendable {
 
     /// The RTP payload type of every stream this peer receives or sends to a standard receiver: the first
     /// dynamic one (RFC 3551 §6). Each connection has its own SSRC and UDP port, so one number serves all.
+    /// Thread-safe: yes (a constant).
     public static let payloadType: UInt8 = 96
 
+    /// Who this peer is (its name follows `.renamed`). Thread-safe: a value.
     public internal(set) var identity: Identity
+    /// Fixed for the lifecycle's life. Thread-safe: a value.
     public let timeouts: LifecycleTimeouts
-    /// The peers this peer knows.
+    /// The peers this peer knows (was `Peer.knownPeers`). Thread-safe: a value.
     public internal(set) var directory: PeerDirectory
-    /// Set by `.shutdown`: every later request is refused.
+    /// Set by `.shutdown`: every later request is refused. Thread-safe: a value.
     public internal(set) var isStopping = false
     var sending: [ConnectionID: Sending] = [:]
     var receiving: [ConnectionID: Receiving] = [:]

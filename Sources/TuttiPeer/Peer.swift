@@ -375,11 +375,10 @@ public actor Peer {
         if let destination = request.rtpDestination {
             return connect(source, port: port, senderPort: senderPort, toStandardReceiver: destination, id: connectionID, options: request.options)
         }
-        let offer = StreamOffer(
-            connectionID: connectionID, senderPeerID: id, source: source, destination: request.destination,
-            channels: port.channels, sampleRates: senderPort.currentRates, sampleFormats: port.sampleFormats,
-            options: request.options, captureClock: link == nil ? .realtime : .linkGhost, senderControlPort: controlPort,
-            senderClock: senderPort.configuration.isJACK ? "jack" : "system")
+        let offer = Negotiation.offer(
+            id: connectionID, peerID: id, source: source, destination: request.destination, port: port,
+            currentRates: senderPort.currentRates, senderClock: senderPort.configuration.isJACK ? "jack" : "system",
+            options: request.options, captureClock: link == nil ? .realtime : .linkGhost, controlPort: controlPort)
 
         let answer: StreamAnswer
         let endpoint: ControlEndpoint
@@ -402,12 +401,12 @@ public actor Peer {
             return .failure(ControlFailure(error.code, "cannot reach \(request.destination.peer): \(error.message)"))
         }
 
-        let format = answer.format
-        guard offer.sampleRates.contains(format.sampleRate), format.channels <= port.channels,
-            port.sampleFormats.contains(format.sampleFormat)
-        else {
+        let format: StreamFormat
+        switch Negotiation.acceptAnswer(answer, to: offer, port: port) {
+        case .success(let accepted): format = accepted
+        case .failure(let refusal):
             await Self.notify(endpoint, of: connectionID, reason: "answer outside the offer")
-            return .failure(ControlFailure(.noCommonFormat, "\(request.destination.peer) chose a format outside the offer: \(format)"))
+            return .failure(refusal.failure)
         }
         var summary = ConnectionSummary(
             id: connectionID, role: .sending, source: source, destination: request.destination, format: format, state: .playing)
@@ -434,16 +433,8 @@ public actor Peer {
     /// Why `senderPort` cannot stream at `rate` now, in the user's terms: a rate it never offers, or another
     /// rate it is already running at (a port's device clock runs at one rate for all its connections).
     private func rateRefusal(_ rate: Int, source: PortReference, port: PortDescriptor, senderPort: SenderPort) -> ControlFailure? {
-        let current = senderPort.currentRates
-        guard !current.contains(rate) else { return nil }
-        guard port.sampleRates.contains(rate), let running = current.first else {
-            let rates = port.sampleRates.map(String.init).joined(separator: "/")
-            return ControlFailure(.noCommonFormat, "\(source) cannot send at \(rate) Hz (its rates: \(rates) Hz)")
-        }
         let user = sending.values.first { $0.port === senderPort }?.connection.summary
-        let reason = user.map { "for \($0.destination) [\($0.id)]" } ?? "(its JACK server's rate)"
-        return ControlFailure(
-            .noCommonFormat, "\(source) is running at \(running) Hz \(reason); connect at \(running) Hz, or disconnect that first")
+        return Negotiation.senderRate(rate, source: source, port: port, currentRates: senderPort.currentRates, runningFor: user)?.failure
     }
 
     /// The live sending connection from `portName` to `destination`, if there is one, with the receiving

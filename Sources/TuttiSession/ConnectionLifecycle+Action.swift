@@ -1,0 +1,108 @@
+import TuttiCore
+import TuttiWire
+
+extension ConnectionLifecycle {
+    /// What the edge must do, in order; each action that has an outcome names the input to feed back. A value;
+    /// thread-safe: yes (any thread).
+    public enum Action: Hashable, Sendable {
+        /// Answer a control request (exactly once per `RequestID`).
+        case reply(RequestID, ControlResponse)
+        /// Send the offer to the endpoints in turn, within `within` overall when given → `.answered`,
+        /// `.refused` or `.unreachable`.
+        case sendOffer(ConnectionID, StreamOffer, to: [ControlEndpoint], within: Duration?)
+        /// Open a sending connection → `.started` or `.startFailed` (role `.sending`).
+        case startSending(SendPlan)
+        /// Open a receiving connection → `.started` (with its media port) or `.startFailed` (role `.receiving`).
+        case startReceiving(ReceivePlan)
+        /// Free the connection's engine objects and log `reason` (a receiver's final figures with it) → `.stopped`.
+        case stop(ConnectionID, ConnectionRole, reason: String)
+        /// Send a teardown notice to each endpoint, 1 s each, errors ignored → `.notified`.
+        case notify(ConnectionID, ConnectionRole, reason: String, to: [ControlEndpoint])
+        /// Ask the peer at these endpoints (in turn) to `describe` itself, within `within` → `.probed(to:)`.
+        case probe(to: [ControlEndpoint], within: Duration)
+        /// Say hello to a peer, fire and forget.
+        case introduce([ControlEndpoint])
+        /// Something the log tells the user.
+        case report(LifecycleEvent)
+    }
+
+    /// Everything the edge needs to start a sending connection. A value; thread-safe: yes (any thread).
+    public struct SendPlan: Hashable, Sendable {
+        /// The connection as `connected` reports it (with `rtpDestination` when the media host is a plain
+        /// numeric address).
+        public var summary: ConnectionSummary
+        /// The sender port's name.
+        public var port: String
+        /// Where the packets go: a numeric address (with a `%zone` for link-local IPv6) when the reached
+        /// endpoint or the control connection gave one; else the reached endpoint's host as given.
+        public var mediaHost: String
+        public var mediaPort: UInt16
+        public var ssrc: UInt32
+        public var payloadType: UInt8
+        /// Where teardown notices go; nil for a standard RTP receiver.
+        public var peerEndpoint: ControlEndpoint?
+
+        public init(
+            summary: ConnectionSummary, port: String, mediaHost: String, mediaPort: UInt16, ssrc: UInt32, payloadType: UInt8,
+            peerEndpoint: ControlEndpoint?
+        ) {
+            self.summary = summary
+            self.port = port
+            self.mediaHost = mediaHost
+            self.mediaPort = mediaPort
+            self.ssrc = ssrc
+            self.payloadType = payloadType
+            self.peerEndpoint = peerEndpoint
+        }
+    }
+
+    /// Everything the edge needs to start a receiving connection (besides its own configuration: period,
+    /// loss timeout, concealment, drift compensation). A value; thread-safe: yes (any thread).
+    public struct ReceivePlan: Hashable, Sendable {
+        /// The connection, `buffering`, with the negotiated format.
+        public var summary: ConnectionSummary
+        /// The receiver port's name.
+        public var port: String
+        public var ssrc: UInt32
+        public var payloadType: UInt8
+        /// The sender peer's control endpoint (teardown notices), when its host is known.
+        public var senderEndpoint: ControlEndpoint?
+        public var captureClock: CaptureClock
+        /// The rate the port's device runs at for this stream (`Negotiation.deviceRate`).
+        public var deviceRate: Int
+        /// The sender's device clock as a drift-group key (`StreamOffer.remoteClockKey`).
+        public var remoteClock: String?
+
+        public init(
+            summary: ConnectionSummary, port: String, ssrc: UInt32, payloadType: UInt8, senderEndpoint: ControlEndpoint?,
+            captureClock: CaptureClock, deviceRate: Int, remoteClock: String?
+        ) {
+            self.summary = summary
+            self.port = port
+            self.ssrc = ssrc
+            self.payloadType = payloadType
+            self.senderEndpoint = senderEndpoint
+            self.captureClock = captureClock
+            self.deviceRate = deviceRate
+            self.remoteClock = remoteClock
+        }
+    }
+}
+
+/// Something the peer's log tells the user about its connections and the peers it knows (the edge words the
+/// lines). A value; thread-safe: yes (any thread).
+public enum LifecycleEvent: Hashable, Sendable {
+    /// A connect or an offer was refused here.
+    case refused(source: PortReference, destination: PortReference, ControlFailure)
+    /// A connect of a pair that is connected: nothing changed.
+    case alreadyConnected(ConnectionSummary)
+    case sending(ConnectionLifecycle.SendPlan)
+    case receiving(ConnectionLifecycle.ReceivePlan, mediaPort: UInt16)
+    case playing(ConnectionSummary)
+    case lost(ConnectionSummary)
+    case resumed(ConnectionSummary)
+    /// A receiver port's output failed: the connections that play into it.
+    case outputFailed(port: String, reason: String, connections: [ConnectionID])
+    case peerFound(KnownPeer, saidHello: Bool)
+    case peerLeft(name: String)
+}

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import NIOCore
 import NIOPosix
 import TuttiWire
@@ -5,6 +10,23 @@ import TuttiWire
 /// Sends one control request to a peer and waits for its response. Used by the CLI and by peers talking
 /// to each other. Control plane (async; any task).
 public enum ControlClient {
+    /// A response and where it came from. A value; thread-safe: yes (any thread).
+    public struct Reply: Sendable {
+        public var response: ControlResponse
+        /// The endpoint (of those tried) that answered.
+        public var endpoint: ControlEndpoint
+        /// The numeric address the control connection went to (no IPv6 zone), when the socket reports it.
+        public var remoteAddress: String?
+    }
+
+    /// Why no response came. A value; thread-safe: yes (any thread).
+    public struct Failure: Error, Sendable {
+        /// The failure as the CLI and the log word it (`unreachable` or `malformed`).
+        public var failure: ControlFailure
+        /// Every endpoint tried refused the TCP connection: hosts that are up with no peer listening.
+        public var refusedEverywhere: Bool
+    }
+
     /// Sends `request` to `endpoint` and returns the response.
     ///
     /// - Throws: `ControlFailure(.unreachable, …)` when the peer cannot be reached or does not answer
@@ -13,24 +35,9 @@ public enum ControlClient {
         _ request: ControlRequest, to endpoint: ControlEndpoint, timeout: Duration = .seconds(3)
     ) async throws(ControlFailure) -> ControlResponse {
         do {
-            return try await withThrowingTaskGroup(of: ControlResponse?.self) { group in
-                group.addTask { try await exchange(request, endpoint: endpoint, timeout: timeout) }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    return nil
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next(), let response = first else {
-                    throw ControlFailure(.unreachable, "peer at \(endpoint) did not answer within \(timeout)")
-                }
-                return response
-            }
-        } catch let failure as ControlFailure {
-            throw failure
-        } catch let error as ControlDecodingError {
-            throw ControlFailure(.malformed, "peer at \(endpoint) sent an invalid answer: \(error)")
+            return try await reply(to: request, fromAnyOf: [endpoint], timeout: timeout).response
         } catch {
-            throw ControlFailure(.unreachable, "cannot reach peer at \(endpoint): \(describe(error))")
+            throw error.failure
         }
     }
 
@@ -38,20 +45,64 @@ public enum ControlClient {
     public static func send(
         _ request: ControlRequest, toAnyOf endpoints: [ControlEndpoint], timeout: Duration = .seconds(3)
     ) async throws(ControlFailure) -> (ControlResponse, ControlEndpoint) {
-        var lastFailure = ControlFailure(.unreachable, "no address to reach the peer")
+        do {
+            let reply = try await reply(to: request, fromAnyOf: endpoints, timeout: timeout)
+            return (reply.response, reply.endpoint)
+        } catch {
+            throw error.failure
+        }
+    }
+
+    /// Tries each endpoint in turn (`timeout` each) until one answers; says where the answer came from, or
+    /// whether every host refused the connection. A malformed answer ends the tries.
+    public static func reply(
+        to request: ControlRequest, fromAnyOf endpoints: [ControlEndpoint], timeout: Duration = .seconds(3)
+    ) async throws(Failure) -> Reply {
+        var last = Failure(failure: ControlFailure(.unreachable, "no address to reach the peer"), refusedEverywhere: false)
+        var refusedEverywhere = !endpoints.isEmpty
         for endpoint in endpoints {
             do {
-                return (try await send(request, to: endpoint, timeout: timeout), endpoint)
+                let (response, address) = try await attempt(request, to: endpoint, timeout: timeout)
+                return Reply(response: response, endpoint: endpoint, remoteAddress: address)
             } catch {
-                guard error.code == .unreachable else { throw error }
-                lastFailure = error
+                guard error.failure.code == .unreachable else { throw error }
+                refusedEverywhere = refusedEverywhere && error.refusedEverywhere
+                last = error
             }
         }
-        throw lastFailure
+        last.refusedEverywhere = refusedEverywhere
+        throw last
+    }
+
+    private static func attempt(
+        _ request: ControlRequest, to endpoint: ControlEndpoint, timeout: Duration
+    ) async throws(Failure) -> (ControlResponse, String?) {
+        do {
+            return try await withThrowingTaskGroup(of: (ControlResponse, String?)?.self) { group in
+                group.addTask { try await exchange(request, endpoint: endpoint, timeout: timeout) }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let answered = first else {
+                    throw ControlFailure(.unreachable, "peer at \(endpoint) did not answer within \(timeout)")
+                }
+                return answered
+            }
+        } catch let failure as ControlFailure {
+            throw Failure(failure: failure, refusedEverywhere: false)
+        } catch let error as ControlDecodingError {
+            throw Failure(failure: ControlFailure(.malformed, "peer at \(endpoint) sent an invalid answer: \(error)"), refusedEverywhere: false)
+        } catch {
+            throw Failure(
+                failure: ControlFailure(.unreachable, "cannot reach peer at \(endpoint): \(describe(error))"),
+                refusedEverywhere: isConnectionRefused(error))
+        }
     }
 
     private static func exchange(_ request: ControlRequest, endpoint: ControlEndpoint, timeout: Duration) async throws
-        -> ControlResponse?
+        -> (ControlResponse, String?)?
     {
         // The connection is wrapped in its NIOAsyncChannel only here, after the connect: a NIOAsyncChannel
         // that is dropped before `executeThenClose` runs traps (NIO's writer precondition), and a connect
@@ -66,6 +117,7 @@ public enum ControlClient {
                     return channel
                 }
             }
+        let remoteAddress = raw.remoteAddress?.ipAddress
         let channel: NIOAsyncChannel<ControlFrame, ByteBuffer>
         do {
             channel = try await raw.eventLoop.submit { try NIOAsyncChannel<ControlFrame, ByteBuffer>(wrappingChannelSynchronously: raw) }.get()
@@ -78,12 +130,22 @@ public enum ControlClient {
             try await outbound.write(ByteBuffer(bytes: frame))
             for try await frame in inbound {
                 switch frame {
-                case .message(let bytes): return try ControlCodec.decodeResponse(bytes).message
+                case .message(let bytes): return (try ControlCodec.decodeResponse(bytes).message, remoteAddress)
                 case .oversize(let size): throw ControlDecodingError.frameTooLarge(size)
                 }
             }
             throw ControlFailure(.unreachable, "peer at \(endpoint) closed the connection without answering")
         }
+    }
+
+    /// Whether the connect failed because the host answered that nothing listens there (every address tried).
+    static func isConnectionRefused(_ error: any Error) -> Bool {
+        if let error = error as? IOError { return error.errnoCode == ECONNREFUSED }
+        if let error = error as? NIOConnectionError {
+            return !error.connectionErrors.isEmpty
+                && error.connectionErrors.allSatisfy { ($0.error as? IOError)?.errnoCode == ECONNREFUSED }
+        }
+        return false
     }
 
     static func describe(_ error: any Error) -> String {

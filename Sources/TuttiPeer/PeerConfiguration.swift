@@ -1,6 +1,7 @@
 import Logging
 import TuttiEngine
 import TuttiIO
+import TuttiSession
 import TuttiStream
 import TuttiWire
 
@@ -33,6 +34,8 @@ public struct PeerConfiguration: Sendable {
     /// Join the shared beat clock (Ableton Link's protocol) on the network, and time media on it;
     /// nil: no beat clock, media timed on the wall clock.
     public var link: LinkConfiguration? = LinkConfiguration()
+    /// How long each step of a connection's life may take (offer, start, probes of a live receiver).
+    public var lifecycleTimeouts: LifecycleTimeouts = .peer
 
     public init(name: String, stateDirectory: String, ports: [PortConfiguration]) {
         self.name = name

@@ -36,6 +36,15 @@ public struct LifecycleTimeouts: Hashable, Sendable {
         offer: .seconds(6), verify: .seconds(1), start: .seconds(9), lost: .seconds(8), probeInterval: .seconds(1),
         unanswered: .seconds(10))
 
+    /// What a running peer uses: `.standard`, except that a stream lost to the network is kept, so that it
+    /// resumes when the network comes back (a receiver whose sender is gone is freed by the sender's teardown,
+    /// its bye, or a new offer of the same pair), and that a sender keeps streaming for 60 s to a receiver that
+    /// does not answer (a dropped Wi-Fi link); a receiver whose host refuses the control connection (its peer
+    /// is gone) ends at once.
+    public static let peer = LifecycleTimeouts(
+        offer: .seconds(6), verify: .seconds(1), start: .seconds(9), lost: nil, probeInterval: .seconds(1),
+        unanswered: .seconds(60))
+
     /// Today's peer: only the probe of an existing pair times out; nothing is freed by time and nothing probes.
     public static let compatible = LifecycleTimeouts(
         offer: nil, verify: .seconds(1), start: nil, lost: nil, probeInterval: nil, unanswered: nil)

@@ -1,0 +1,138 @@
+import TuttiCore
+import TuttiSession
+import TuttiWire
+
+/// One thing that advances the lifecycle: an input, or a call at its next deadline.
+enum LifecycleStep: Sendable {
+    case input(ConnectionLifecycle.Input)
+    case tick
+}
+
+/// The lifecycle's edge: the peer feeds `ConnectionLifecycle` its inputs (requests, presence news, the outcomes
+/// of its own actions, deadlines) and performs the actions it returns. Control plane (the actor).
+extension Peer {
+    /// Feeds a control request to the lifecycle under a fresh number and waits for its reply (which may come
+    /// at once, or when the connections it waits for are gone).
+    func request(_ input: (ConnectionLifecycle.RequestID) -> ConnectionLifecycle.Input) async -> ControlResponse {
+        nextRequestNumber += 1
+        let number = ConnectionLifecycle.RequestID(nextRequestNumber)
+        let input = input(number)
+        return await withCheckedContinuation { continuation in
+            pendingReplies[number] = continuation
+            step(input)
+        }
+    }
+
+    /// Feeds one input. Outcomes that actions feed back while it is handled wait their turn, so that every
+    /// input's actions are performed in the order the lifecycle gave them.
+    func step(_ input: ConnectionLifecycle.Input) { advance(.input(input)) }
+
+    func advance(_ next: LifecycleStep) {
+        queuedInputs.append(next)
+        guard !isStepping else { return }
+        isStepping = true
+        defer { isStepping = false }
+        while !queuedInputs.isEmpty {
+            let step = queuedInputs.removeFirst()
+            let now = clock.now()
+            let actions: [ConnectionLifecycle.Action]
+            switch step {
+            case .input(let input): actions = lifecycle.handle(input, now: now)
+            case .tick: actions = lifecycle.tick(now: now)
+            }
+            for action in actions { perform(action) }
+        }
+    }
+
+    /// Performs one action; what takes time (the network, the engine's attach and detach) runs in a task that
+    /// feeds its outcome back.
+    private func perform(_ action: ConnectionLifecycle.Action) {
+        switch action {
+        case .reply(let request, let response):
+            pendingReplies.removeValue(forKey: request)?.resume(returning: response)
+        case .sendOffer(let id, let offer, let endpoints, let within):
+            Task { await self.step(Self.offer(offer, id: id, to: endpoints, within: within)) }
+        case .startSending(let plan):
+            startSending(plan)
+        case .startReceiving(let plan):
+            Task { await self.startReceiving(plan) }
+        case .stop(let id, let role, let reason):
+            Task {
+                switch role {
+                case .sending: await self.stopSending(id, reason: reason)
+                case .receiving: await self.stopReceiving(id, reason: reason)
+                }
+                self.step(.stopped(id, role))
+            }
+        case .notify(let id, let role, let reason, let endpoints):
+            Task {
+                await Self.notify(endpoints, of: id, reason: reason)
+                self.step(.notified(id, role))
+            }
+        case .probe(let endpoints, let within):
+            Task { await self.step(.probed(to: endpoints, Self.probe(endpoints, within: within))) }
+        case .introduce(let endpoints):
+            let presence = self.presence
+            Task { _ = try? await ControlClient.send(.hello(presence), toAnyOf: endpoints, timeout: .seconds(1)) }
+        case .report(let event):
+            report(event)
+        }
+    }
+
+    /// Offers a stream to the receiving peer; its answer, refusal or silence as the lifecycle's input.
+    private static func offer(
+        _ offer: StreamOffer, id: ConnectionID, to endpoints: [ControlEndpoint], within: Duration?
+    ) async -> ConnectionLifecycle.Input {
+        // The lifecycle's deadline ends the whole offer; each endpoint gets at most 3 s of it.
+        let each = min(within ?? .seconds(3), .seconds(3))
+        let reply: ControlClient.Reply
+        do {
+            reply = try await ControlClient.reply(to: .offer(offer), fromAnyOf: endpoints, timeout: each)
+        } catch {
+            return .unreachable(id, error.failure)
+        }
+        switch reply.response {
+        case .answer(let answer):
+            return .answered(id, answer, reached: reply.endpoint, remoteAddress: reply.remoteAddress)
+        case .failure(let failure):
+            return .refused(id, failure, unusableAnswerFrom: nil)
+        default:
+            let failure = ControlFailure(.malformed, "\(offer.destination.peer) answered the offer with \(reply.response.typeName)")
+            return .refused(id, failure, unusableAnswerFrom: reply.endpoint)
+        }
+    }
+
+    /// Asks a peer to describe itself: what the lifecycle makes of its answer.
+    private static func probe(_ endpoints: [ControlEndpoint], within: Duration) async -> ConnectionLifecycle.ProbeResult {
+        do {
+            let reply = try await ControlClient.reply(to: .describe, fromAnyOf: endpoints, timeout: within)
+            guard case .description(let description) = reply.response else { return .unanswered }
+            return .listed(description.connections)
+        } catch {
+            return error.refusedEverywhere ? .refused : .unanswered
+        }
+    }
+
+    /// Sends a teardown notice to every endpoint at once, 1 s each; errors are ignored (the other end may be gone).
+    private static func notify(_ endpoints: [ControlEndpoint], of id: ConnectionID, reason: String) async {
+        await withDiscardingTaskGroup { group in
+            for endpoint in endpoints {
+                group.addTask {
+                    _ = try? await ControlClient.send(
+                        .teardown(TeardownNotice(connectionID: id, reason: reason)), to: endpoint, timeout: .seconds(1))
+                }
+            }
+        }
+    }
+
+    /// Four times a second: feeds what each receiving stream does now (on change), runs the lifecycle's due
+    /// deadlines, and reports JACK events.
+    func watchConnections() async {
+        while !stopped {
+            try? await Task.sleep(for: .milliseconds(250))
+            reportJACKEvents()
+            observeReceivers()
+            if let due = lifecycle.nextDeadline, due <= clock.now() { advance(.tick) }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import TuttiCore
+import TuttiEngine
+import TuttiIO
+import TuttiSession
+import TuttiWire
+
+/// The sending side's engine work: what the sender ports can do now, and starting and stopping a sending
+/// connection on its port. Control plane (the actor).
+extension Peer {
+    /// What each sender port can stream at now, by name (a port's device clock runs at one rate for all its
+    /// connections).
+    var senderPortsNow: [String: ConnectionLifecycle.PortNow] {
+        senderPorts.mapValues { port in
+            ConnectionLifecycle.PortNow(currentRates: port.currentRates, clock: port.configuration.isJACK ? "jack" : "system")
+        }
+    }
+
+    /// Opens the connection's destination on its port's media socket and adds it to the port; feeds `.started`
+    /// or `.startFailed`. A media host that is not an address literal (the lifecycle passes one only when the
+    /// control connection gave none) is resolved off the actor.
+    func startSending(_ plan: ConnectionLifecycle.SendPlan) {
+        if let address = try? UDPAddress(numericHost: plan.mediaHost, port: plan.mediaPort) {
+            step(startSending(plan, to: address))
+            return
+        }
+        Task {
+            let resolved = await Task.detached { () -> Result<UDPAddress, SystemError> in
+                do throws(SystemError) { return .success(try UDPAddress(host: plan.mediaHost, port: plan.mediaPort)) } catch {
+                    return .failure(error)
+                }
+            }.value
+            switch resolved {
+            case .success(let address): self.step(self.startSending(plan, to: address))
+            case .failure(let error):
+                self.step(.startFailed(plan.summary.id, .sending, message: "cannot resolve \(plan.mediaHost): \(error)"))
+            }
+        }
+    }
+
+    private func startSending(_ plan: ConnectionLifecycle.SendPlan, to address: UDPAddress) -> ConnectionLifecycle.Input {
+        let id = plan.summary.id
+        guard let port = senderPorts[plan.port] else {
+            return .startFailed(id, .sending, message: "no sender port \(plan.port)")
+        }
+        do {
+            let socket = try port.sendingSocket()
+            let connection = SendConnection(
+                summary: plan.summary, destination: socket.destination(address), peerEndpoint: plan.peerEndpoint, ssrc: plan.ssrc,
+                payloadType: plan.payloadType, maxPeriodFrames: configuration.periodFrames)
+            try port.add(connection)
+            sending[id] = (connection, port)
+            return .started(id, .sending, mediaPort: nil)
+        } catch {
+            return .startFailed(id, .sending, message: error.message)
+        }
+    }
+
+    /// Takes a sending connection off its port and logs why it ended.
+    func stopSending(_ id: ConnectionID, reason: String) async {
+        guard let entry = sending.removeValue(forKey: id) else { return }
+        await entry.port.remove(entry.connection)
+        logger.info("connection \(id) (\(entry.connection.summary.source) → \(entry.connection.summary.destination)) \(reason)")
+    }
+}

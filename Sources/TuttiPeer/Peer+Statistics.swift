@@ -1,0 +1,44 @@
+import TuttiCore
+import TuttiWire
+
+/// What `describe` and `stats` answer. Control plane (the actor).
+extension Peer {
+    /// The peer, its ports, its live connections (receivers with their stream's state now) and the peers it knows.
+    func describe() -> PeerDescription {
+        let connections = lifecycle.liveSummaries.map { summary in
+            guard summary.role == .receiving, let entry = receiving[summary.id] else { return summary }
+            return entry.connection.currentSummary
+        }
+        return PeerDescription(
+            id: id, name: name, host: Self.hostName, protocolVersion: ControlProtocol.version,
+            ports: configuration.ports.map(\.descriptor), connections: connections,
+            knownPeers: lifecycle.directory.knownPeers, runningSampleRates: runningSampleRates)
+    }
+
+    /// The rate of every port that runs now (a sender while it streams or a jack port; a receiver while it plays).
+    private var runningSampleRates: [String: Int] {
+        var rates = [String: Int]()
+        for (name, port) in senderPorts { rates[name] = port.activeSampleRate }
+        for (name, port) in receiverPorts { rates[name] = port.activeSampleRate }
+        return rates
+    }
+
+    /// Every started connection's counters, with its port's device figures.
+    func statistics() -> [ConnectionStatistics] {
+        let problem = jackProblem
+        let sent = sending.values.map { entry in
+            var figures = entry.connection.statistics()
+            figures.deviceOverruns = entry.port.deviceOverruns
+            if entry.port.configuration.isJACK { figures.deviceProblem = problem }
+            return figures
+        }
+        let received = receiving.values.map { entry in
+            var figures = entry.connection.statistics()
+            figures.deviceOverruns = entry.port.deviceOverruns
+            figures.strayDatagrams = entry.port.strayDatagrams
+            if entry.port.configuration.isJACK { figures.deviceProblem = problem }
+            return figures
+        }
+        return (sent + received).sorted { $0.id.rawValue < $1.id.rawValue }
+    }
+}

@@ -1,0 +1,106 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import TuttiCore
+import TuttiEngine
+import TuttiPeer
+import TuttiTesting
+import TuttiWire
+import XCTest
+
+/// The lifecycle's timeouts through real peers on loopback: a sender drops a connection whose receiving peer
+/// was killed (its host refuses the probe), and a receiver frees a connection whose media never came.
+final class ConnectionLifecycleEdgeTests: XCTestCase {
+    private func connections(of endpoint: ControlEndpoint) async throws -> [ConnectionSummary] {
+        guard case .description(let description) = try await ControlClient.send(.describe, to: endpoint) else {
+            XCTFail("describe did not answer a description")
+            return []
+        }
+        return description.connections
+    }
+
+    /// Polls `endpoint` until it lists no connection; the time it took, or nil after `limit`.
+    private func timeUntilNoConnection(at endpoint: ControlEndpoint, limit: Duration) async throws -> Duration? {
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < limit {
+            if try await connections(of: endpoint).isEmpty { return ContinuousClock.now - start }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return nil
+    }
+
+    func testASenderDropsAConnectionWhoseReceivingPeerWasKilledWithinThreeSeconds() async throws {
+        try TuttiBinary.require()
+        let directory = "/tmp/tutti-edge-tests-\(getpid())-\(UInt32.random(in: 0 ... .max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let log = directory + "/rx.log"
+        XCTAssertTrue(FileManager.default.createFile(atPath: log, contents: nil))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TuttiBinary.path)
+        process.arguments = [
+            "peer", "--name", "rx", "--no-discovery", "--no-link", "--control-port", "0", "--realtime-priority", "0",
+            "--state-dir", directory, "--receiver", "in=null",
+        ]
+        process.standardError = FileHandle(forWritingAtPath: log)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var controlPort: UInt16?
+        for _ in 0..<100 where controlPort == nil {
+            try await Task.sleep(for: .milliseconds(50))
+            let text = try String(contentsOfFile: log, encoding: .utf8)
+            if let range = text.range(of: "listening for control on port ") {
+                controlPort = UInt16(text[range.upperBound...].prefix { $0.isNumber })
+            }
+        }
+        let receiver = ControlEndpoint(host: "127.0.0.1", port: try XCTUnwrap(controlPort, "the receiving peer did not start"))
+
+        var lab = LoopbackPeers()
+        let sender = try await lab.start("tx", ports: [.toneSender(name: "out")])
+        let request = ConnectRequest(
+            source: PortReference(peer: "tx", port: "out"), destination: PortReference(peer: "rx", port: "in"),
+            destinationEndpoints: [receiver], options: ConnectOptions())
+        let answer = try await ControlClient.send(.connect(request), to: sender.endpoint, timeout: .seconds(8))
+        guard case .connected = answer else { return XCTFail("expected connected, got \(answer)") }
+        var playing = false
+        for _ in 0..<60 where !playing {
+            playing = try await connections(of: receiver).first?.state == .playing
+            if !playing { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        XCTAssertTrue(playing, "the receiver never played")
+        let sending = try await connections(of: sender.endpoint)
+        XCTAssertEqual(sending.count, 1)
+
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let dropped = try await timeUntilNoConnection(at: sender.endpoint, limit: .seconds(6))
+        XCTAssertNotNil(dropped, "the sender still lists the connection 6 s after its receiver was killed")
+        if let dropped { XCTAssertLessThan(dropped, .seconds(3)) }
+        await lab.stopAll()
+    }
+
+    func testAReceiverFreesAConnectionWhoseMediaNeverCameWithinTenSeconds() async throws {
+        var lab = LoopbackPeers()
+        let receiver = try await lab.start("rx", ports: [.receiver(name: "in", sink: .null)])
+        var generator = SystemRandomNumberGenerator()
+        // An offer from a sender that never sends (its control port has no listener: the teardown is refused).
+        let offer = StreamOffer(
+            connectionID: ConnectionID.random(using: &generator), senderPeerID: PeerID(String(repeating: "c", count: 32))!,
+            source: PortReference(peer: "ghost", port: "out"), destination: PortReference(peer: "rx", port: "in"), channels: 2,
+            sampleRates: [48_000], sampleFormats: [.l24], options: ConnectOptions(), captureClock: .realtime, senderControlPort: 9)
+        let answer = try await ControlClient.send(.offer(offer), to: receiver.endpoint)
+        guard case .answer = answer else { return XCTFail("expected an answer, got \(answer)") }
+        let answered = ContinuousClock.now
+        let listed = try await connections(of: receiver.endpoint)
+        XCTAssertEqual(listed.map(\.id), [offer.connectionID])
+        XCTAssertEqual(listed.first?.state, .buffering)
+        guard let freed = try await timeUntilNoConnection(at: receiver.endpoint, limit: .seconds(15)) else {
+            return XCTFail("the connection is still there 15 s after its answer")
+        }
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - answered, .seconds(9), "freed before its 9 s were up")
+        XCTAssertLessThan(freed, .seconds(10))
+        await lab.stopAll()
+    }
+}

@@ -35,26 +35,13 @@ final class ConnectionLifecycleEdgeTests: XCTestCase {
         let directory = "/tmp/tutti-edge-tests-\(getpid())-\(UInt32.random(in: 0 ... .max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let log = directory + "/rx.log"
-        XCTAssertTrue(FileManager.default.createFile(atPath: log, contents: nil))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TuttiBinary.path)
-        process.arguments = [
-            "peer", "--name", "rx", "--no-discovery", "--no-link", "--control-port", "0", "--realtime-priority", "0",
-            "--state-dir", directory, "--receiver", "in=null",
-        ]
-        process.standardError = FileHandle(forWritingAtPath: log)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        var controlPort: UInt16?
-        for _ in 0..<100 where controlPort == nil {
-            try await Task.sleep(for: .milliseconds(50))
-            let text = try String(contentsOfFile: log, encoding: .utf8)
-            if let range = text.range(of: "listening for control on port ") {
-                controlPort = UInt16(text[range.upperBound...].prefix { $0.isNumber })
-            }
-        }
+        let peer = try RunningChildProcess(
+            TuttiBinary.path,
+            [
+                "peer", "--name", "rx", "--no-discovery", "--no-link", "--control-port", "0", "--realtime-priority", "0",
+                "--state-dir", directory, "--receiver", "in=null",
+            ], log: URL(fileURLWithPath: directory + "/rx.log"))
+        let controlPort = await RunningChildProcess.controlPort(loggedTo: peer.log.path)
         let receiver = ControlEndpoint(host: "127.0.0.1", port: try XCTUnwrap(controlPort, "the receiving peer did not start"))
 
         var lab = LoopbackPeers()
@@ -73,8 +60,8 @@ final class ConnectionLifecycleEdgeTests: XCTestCase {
         let sending = try await connections(of: sender.endpoint)
         XCTAssertEqual(sending.count, 1)
 
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        kill(peer.pid, SIGKILL)
+        _ = await peer.waitForExit(timeout: .seconds(5))
         let dropped = try await timeUntilNoConnection(at: sender.endpoint, limit: .seconds(6))
         XCTAssertNotNil(dropped, "the sender still lists the connection 6 s after its receiver was killed")
         if let dropped { XCTAssertLessThan(dropped, .seconds(3)) }

@@ -60,14 +60,7 @@ final class OutputFailureCommandLineTests: XCTestCase {
         defer { if process.isRunning { process.terminate() } }
 
         // Its control port, from its log.
-        var controlPort: UInt16?
-        for _ in 0..<100 where controlPort == nil {
-            try await Task.sleep(for: .milliseconds(50))
-            let text = try String(contentsOfFile: log, encoding: .utf8)
-            if let range = text.range(of: "listening for control on port ") {
-                controlPort = UInt16(text[range.upperBound...].prefix { $0.isNumber })
-            }
-        }
+        let controlPort = await RunningChildProcess.controlPort(loggedTo: log)
         let started = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         let port = try XCTUnwrap(controlPort, "the peer did not start: \(started)")
         let receiver = ControlEndpoint(host: "127.0.0.1", port: port)

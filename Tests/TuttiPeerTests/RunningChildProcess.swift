@@ -25,6 +25,18 @@ final class RunningChildProcess: @unchecked Sendable {
     /// What it has written so far.
     var output: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
+    /// The control port a `tutti peer` logs when it starts listening, read from `log` (nil after 5 s).
+    static func controlPort(loggedTo log: String) async -> UInt16? {
+        for _ in 0..<100 {
+            try? await Task.sleep(for: .milliseconds(50))
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            if let range = text.range(of: "listening for control on port ") {
+                return UInt16(text[range.upperBound...].prefix { $0.isNumber })
+            }
+        }
+        return nil
+    }
+
     /// Sends SIGTERM and waits for the exit status (SIGKILL after `timeout`).
     @discardableResult
     func stop(timeout: Duration = .seconds(5)) async -> Int32 {

@@ -105,7 +105,7 @@ let package = Package(
         .executableTarget(name: "tutti-udp-bench", dependencies: ["TuttiIO", "TuttiCore"], swiftSettings: strict),
 
         // Test support: manual clock, lossy in-memory network, the built `tutti` binary and child processes.
-        .target(name: "TuttiTesting", dependencies: ["TuttiCore"], path: "Tests/TuttiTesting", swiftSettings: strict),
+        .target(name: "TuttiTesting", dependencies: ["TuttiCore", "TuttiWire", "TuttiDiscovery"], path: "Tests/TuttiTesting", swiftSettings: strict),
 
         .testTarget(name: "TuttiCoreTests", dependencies: ["TuttiCore", "TuttiTesting"], swiftSettings: strict),
         .testTarget(name: "TuttiWireTests", dependencies: ["TuttiWire", "TuttiCore", "TuttiTesting"], swiftSettings: strict),

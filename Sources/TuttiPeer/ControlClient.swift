@@ -10,23 +10,6 @@ import TuttiWire
 /// Sends one control request to a peer and waits for its response. Used by the CLI and by peers talking
 /// to each other. Control plane (async; any task).
 public enum ControlClient {
-    /// A response and where it came from. A value; thread-safe: yes (any thread).
-    public struct Reply: Sendable {
-        public var response: ControlResponse
-        /// The endpoint (of those tried) that answered.
-        public var endpoint: ControlEndpoint
-        /// The numeric address the control connection went to (no IPv6 zone), when the socket reports it.
-        public var remoteAddress: String?
-    }
-
-    /// Why no response came. A value; thread-safe: yes (any thread).
-    public struct Failure: Error, Sendable {
-        /// The failure as the CLI and the log word it (`unreachable` or `malformed`).
-        public var failure: ControlFailure
-        /// Every endpoint tried refused the TCP connection: hosts that are up with no peer listening.
-        public var refusedEverywhere: Bool
-    }
-
     /// Sends `request` to `endpoint` and returns the response.
     ///
     /// - Throws: `ControlFailure(.unreachable, …)` when the peer cannot be reached or does not answer
@@ -57,13 +40,13 @@ public enum ControlClient {
     /// whether every host refused the connection. A malformed answer ends the tries.
     public static func reply(
         to request: ControlRequest, fromAnyOf endpoints: [ControlEndpoint], timeout: Duration = .seconds(3)
-    ) async throws(Failure) -> Reply {
-        var last = Failure(failure: ControlFailure(.unreachable, "no address to reach the peer"), refusedEverywhere: false)
+    ) async throws(ControlTransportFailure) -> ControlReply {
+        var last = ControlTransportFailure(failure: ControlFailure(.unreachable, "no address to reach the peer"), refusedEverywhere: false)
         var refusedEverywhere = !endpoints.isEmpty
         for endpoint in endpoints {
             do {
                 let (response, address) = try await attempt(request, to: endpoint, timeout: timeout)
-                return Reply(response: response, endpoint: endpoint, remoteAddress: address)
+                return ControlReply(response: response, endpoint: endpoint, remoteAddress: address)
             } catch {
                 guard error.failure.code == .unreachable else { throw error }
                 refusedEverywhere = refusedEverywhere && error.refusedEverywhere
@@ -76,7 +59,7 @@ public enum ControlClient {
 
     private static func attempt(
         _ request: ControlRequest, to endpoint: ControlEndpoint, timeout: Duration
-    ) async throws(Failure) -> (ControlResponse, String?) {
+    ) async throws(ControlTransportFailure) -> (ControlResponse, String?) {
         do {
             return try await withThrowingTaskGroup(of: (ControlResponse, String?)?.self) { group in
                 group.addTask { try await exchange(request, endpoint: endpoint, timeout: timeout) }
@@ -91,11 +74,11 @@ public enum ControlClient {
                 return answered
             }
         } catch let failure as ControlFailure {
-            throw Failure(failure: failure, refusedEverywhere: false)
+            throw ControlTransportFailure(failure: failure, refusedEverywhere: false)
         } catch let error as ControlDecodingError {
-            throw Failure(failure: ControlFailure(.malformed, "peer at \(endpoint) sent an invalid answer: \(error)"), refusedEverywhere: false)
+            throw ControlTransportFailure(failure: ControlFailure(.malformed, "peer at \(endpoint) sent an invalid answer: \(error)"), refusedEverywhere: false)
         } catch {
-            throw Failure(
+            throw ControlTransportFailure(
                 failure: ControlFailure(.unreachable, "cannot reach peer at \(endpoint): \(describe(error))"),
                 refusedEverywhere: isConnectionRefused(error))
         }
@@ -154,5 +137,16 @@ public enum ControlClient {
             return "\(first.error)"
         }
         return "\(error)"
+    }
+}
+
+/// The control plane over TCP: `ControlClient`'s connections. A value; thread-safe: yes (any task).
+public struct TCPControlTransport: ControlTransport {
+    public init() {}
+
+    public func reply(
+        to request: ControlRequest, fromAnyOf endpoints: [ControlEndpoint], timeout: Duration
+    ) async throws(ControlTransportFailure) -> ControlReply {
+        try await ControlClient.reply(to: request, fromAnyOf: endpoints, timeout: timeout)
     }
 }

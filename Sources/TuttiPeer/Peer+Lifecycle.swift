@@ -34,7 +34,7 @@ extension Peer {
         defer { isStepping = false }
         while !queuedInputs.isEmpty {
             let step = queuedInputs.removeFirst()
-            let now = clock.now()
+            let now = environment.clock.now()
             let actions: [ConnectionLifecycle.Action]
             switch step {
             case .input(let input): actions = lifecycle.handle(input, now: now)
@@ -47,47 +47,68 @@ extension Peer {
     /// Performs one action; what takes time (the network, the engine's attach and detach) runs in a task that
     /// feeds its outcome back.
     private func perform(_ action: ConnectionLifecycle.Action) {
+        let transport = environment.transport
         switch action {
         case .reply(let request, let response):
             pendingReplies.removeValue(forKey: request)?.resume(returning: response)
         case .sendOffer(let id, let offer, let endpoints, let within):
-            Task { await self.step(Self.offer(offer, id: id, to: endpoints, within: within)) }
+            launch { await Self.offer(offer, id: id, to: endpoints, within: within, over: transport) }
         case .startSending(let plan):
             startSending(plan)
         case .startReceiving(let plan):
-            Task { await self.startReceiving(plan) }
+            launch {
+                await self.startReceiving(plan)
+                return nil
+            }
         case .stop(let id, let role, let reason):
-            Task {
+            launch {
                 switch role {
                 case .sending: await self.stopSending(id, reason: reason)
                 case .receiving: await self.stopReceiving(id, reason: reason)
                 }
-                self.step(.stopped(id, role))
+                return .stopped(id, role)
             }
         case .notify(let id, let role, let reason, let endpoints):
-            Task {
-                await Self.notify(endpoints, of: id, reason: reason)
-                self.step(.notified(id, role))
+            launch {
+                await Self.notify(endpoints, of: id, reason: reason, over: transport)
+                return .notified(id, role)
             }
         case .probe(let endpoints, let within):
-            Task { await self.step(.probed(to: endpoints, Self.probe(endpoints, within: within))) }
+            launch { .probed(to: endpoints, await Self.probe(endpoints, within: within, over: transport)) }
         case .introduce(let endpoints):
             let presence = self.presence
-            Task { _ = try? await ControlClient.send(.hello(presence), toAnyOf: endpoints, timeout: .seconds(1)) }
+            Task { _ = try? await transport.reply(to: .hello(presence), fromAnyOf: endpoints, timeout: .seconds(1)) }
         case .report(let event):
             report(event)
         }
     }
 
+    /// Runs `work` in a task on the actor and feeds the input it returns, if any; counted in `actionsInFlight`
+    /// until then.
+    private func launch(_ work: @escaping @Sendable () async -> ConnectionLifecycle.Input?) {
+        actionsInFlight += 1
+        Task {
+            let outcome = await work()
+            self.actionsInFlight -= 1
+            if let outcome { self.step(outcome) }
+        }
+    }
+
+    /// Waits until every action under way has fed its outcome back (and the actions those caused, in turn).
+    /// For tests on fake time.
+    func settle() async {
+        while actionsInFlight > 0 { try? await Task.sleep(for: .milliseconds(1)) }
+    }
+
     /// Offers a stream to the receiving peer; its answer, refusal or silence as the lifecycle's input.
     private static func offer(
-        _ offer: StreamOffer, id: ConnectionID, to endpoints: [ControlEndpoint], within: Duration?
+        _ offer: StreamOffer, id: ConnectionID, to endpoints: [ControlEndpoint], within: Duration?, over transport: any ControlTransport
     ) async -> ConnectionLifecycle.Input {
         // The lifecycle's deadline ends the whole offer; each endpoint gets at most 3 s of it.
         let each = min(within ?? .seconds(3), .seconds(3))
-        let reply: ControlClient.Reply
+        let reply: ControlReply
         do {
-            reply = try await ControlClient.reply(to: .offer(offer), fromAnyOf: endpoints, timeout: each)
+            reply = try await transport.reply(to: .offer(offer), fromAnyOf: endpoints, timeout: each)
         } catch {
             return .unreachable(id, error.failure)
         }
@@ -103,9 +124,11 @@ extension Peer {
     }
 
     /// Asks a peer to describe itself: what the lifecycle makes of its answer.
-    private static func probe(_ endpoints: [ControlEndpoint], within: Duration) async -> ConnectionLifecycle.ProbeResult {
+    private static func probe(
+        _ endpoints: [ControlEndpoint], within: Duration, over transport: any ControlTransport
+    ) async -> ConnectionLifecycle.ProbeResult {
         do {
-            let reply = try await ControlClient.reply(to: .describe, fromAnyOf: endpoints, timeout: within)
+            let reply = try await transport.reply(to: .describe, fromAnyOf: endpoints, timeout: within)
             guard case .description(let description) = reply.response else { return .unanswered }
             return .listed(description.connections)
         } catch {
@@ -114,25 +137,31 @@ extension Peer {
     }
 
     /// Sends a teardown notice to every endpoint at once, 1 s each; errors are ignored (the other end may be gone).
-    private static func notify(_ endpoints: [ControlEndpoint], of id: ConnectionID, reason: String) async {
+    private static func notify(
+        _ endpoints: [ControlEndpoint], of id: ConnectionID, reason: String, over transport: any ControlTransport
+    ) async {
         await withDiscardingTaskGroup { group in
             for endpoint in endpoints {
                 group.addTask {
-                    _ = try? await ControlClient.send(
-                        .teardown(TeardownNotice(connectionID: id, reason: reason)), to: endpoint, timeout: .seconds(1))
+                    _ = try? await transport.reply(
+                        to: .teardown(TeardownNotice(connectionID: id, reason: reason)), fromAnyOf: [endpoint], timeout: .seconds(1))
                 }
             }
         }
     }
 
-    /// Four times a second: feeds what each receiving stream does now (on change), runs the lifecycle's due
-    /// deadlines, and reports JACK events.
+    /// Four times a second: `pollConnections`, and JACK events reported.
     func watchConnections() async {
         while !stopped {
             try? await Task.sleep(for: .milliseconds(250))
             reportJACKEvents()
-            observeReceivers()
-            if let due = lifecycle.nextDeadline, due <= clock.now() { advance(.tick) }
+            pollConnections()
         }
+    }
+
+    /// Feeds what each receiving stream does now (on change) and runs the lifecycle's due deadlines.
+    func pollConnections() {
+        observeReceivers()
+        if let due = lifecycle.nextDeadline, due <= environment.clock.now() { advance(.tick) }
     }
 }

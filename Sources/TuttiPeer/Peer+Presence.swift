@@ -15,7 +15,7 @@ extension Peer {
         guard configuration.discovery else { return }
         do {
             let continuation = discoveryContinuation
-            let discovery = try ServiceDiscovery(serviceType: "_tutti._udp") { event in continuation.yield(event) }
+            let discovery = try environment.discovery("_tutti._udp") { event in continuation.yield(event) }
             self.discovery = discovery
             discovery.publish(name: configuration.name, port: controlPort, txt: txtRecord())
             discovery.startBrowsing()

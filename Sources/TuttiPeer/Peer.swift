@@ -36,14 +36,17 @@ public actor Peer {
     // MARK: Connections
     /// Every connection's phase, the peers known and the replies owed: what the peer decides.
     var lifecycle: ConnectionLifecycle
-    /// The host clock the lifecycle's deadlines count on.
-    let clock = MonotonicClock()
+    /// How the control plane reaches other peers and DNS-SD, and the clock its deadlines count on.
+    let environment: PeerEnvironment
     /// Control requests the lifecycle has not answered yet, by the number given to them.
     var pendingReplies: [ConnectionLifecycle.RequestID: CheckedContinuation<ControlResponse, Never>] = [:]
     var nextRequestNumber: UInt64 = 0
     /// Lifecycle inputs not yet handled: outcomes of actions fed back while a step performs its actions.
     var queuedInputs: [LifecycleStep] = []
     var isStepping = false
+    /// Actions under way in their own tasks (offers, probes, notices, the engine's attach and detach), until
+    /// they fed their outcome back.
+    var actionsInFlight = 0
 
     // MARK: Media
     /// The media engine: the paced device clocks every non-JACK port streams on.
@@ -57,7 +60,7 @@ public actor Peer {
     var observations: [ConnectionID: ConnectionLifecycle.MediaObservation] = [:]
 
     // MARK: Presence
-    var discovery: ServiceDiscovery?
+    var discovery: (any ServiceDiscovering)?
     /// Discovery events, in the order Avahi reported them, consumed by `run()`.
     let discoveryEvents: AsyncStream<DiscoveryEvent>
     let discoveryContinuation: AsyncStream<DiscoveryEvent>.Continuation
@@ -75,7 +78,11 @@ public actor Peer {
     /// - Throws: a one-line `PeerError` (bad port names, a peer of this name already running with this state
     ///   directory, control port taken, state directory not writable, no JACK server for `jack` ports, JACK
     ///   client or port names taken).
-    public static func start(_ configuration: PeerConfiguration, logger: Logger) async throws(PeerError) -> Peer {
+    ///
+    /// `environment` is the network, DNS-SD and clock the control plane uses (tests give fakes).
+    public static func start(
+        _ configuration: PeerConfiguration, logger: Logger, environment: PeerEnvironment = .system
+    ) async throws(PeerError) -> Peer {
         var configuration = configuration
         try validate(configuration)
         let (id, nameLock) = try PeerIdentity.claim(name: configuration.name, directory: configuration.stateDirectory)
@@ -108,7 +115,8 @@ public actor Peer {
             }
         }
         let peer = Peer(
-            configuration: configuration, id: id, nameLock: nameLock, server: server, link: link, jack: jack, logger: logger)
+            configuration: configuration, id: id, nameLock: nameLock, server: server, link: link, jack: jack, logger: logger,
+            environment: environment)
         do throws(PeerError) {
             try await peer.startJACK()
         } catch {
@@ -142,9 +150,10 @@ public actor Peer {
 
     private init(
         configuration: PeerConfiguration, id: PeerID, nameLock: PeerNameLock, server: ControlServer, link: LinkService?,
-        jack: JACKClient?, logger: Logger
+        jack: JACKClient?, logger: Logger, environment: PeerEnvironment
     ) {
         self.configuration = configuration
+        self.environment = environment
         self.link = link
         self.jack = jack
         self.id = id
@@ -214,9 +223,10 @@ public actor Peer {
         discoveryContinuation.finish()
         let presence = self.presence
         let known = lifecycle.directory.knownPeers.filter { $0.id != nil }.map(\.endpoints)
+        let transport = environment.transport
         await withDiscardingTaskGroup { group in
             for endpoints in known {
-                group.addTask { _ = try? await ControlClient.send(.bye(presence), toAnyOf: endpoints, timeout: .milliseconds(300)) }
+                group.addTask { _ = try? await transport.reply(to: .bye(presence), fromAnyOf: endpoints, timeout: .milliseconds(300)) }
             }
             // Every connection ends, its other end told; the reply comes when none is left.
             group.addTask { _ = await self.request { .shutdown(request: $0) } }

@@ -1,0 +1,179 @@
+import Foundation
+import Logging
+import TuttiCore
+import TuttiEngine
+import TuttiTesting
+import TuttiWire
+import XCTest
+
+@testable import TuttiPeer
+
+/// Real peers on an in-memory control network, a fake DNS-SD directory and a hand-moved clock: discovery,
+/// connecting by name alone, and every deadline of a connection's life, without waiting for real time. (The
+/// media engine is real: its streams run on loopback, hosts 127.0.0.x.)
+final class PeerOnFakeTimeTests: XCTestCase {
+    /// The network, directory and clock the peers share, and the peers.
+    struct World {
+        let network = FakeControlNetwork()
+        let services = FakeServiceDirectory()
+        let clock = ManualClock(start: HostTime(nanoseconds: 1_000_000_000_000))
+        let directory = "/tmp/tutti-fake-time-tests-\(getpid())-\(UInt32.random(in: 0 ... .max))"
+        var peers: [Peer] = []
+        var tasks: [Task<Void, Never>] = []
+
+        mutating func start(_ name: String, host: String, ports: [PortConfiguration]) async throws -> Peer {
+            var configuration = PeerConfiguration(name: name, stateDirectory: "\(directory)/\(host)", ports: ports)
+            configuration.link = nil
+            configuration.realtimePriority = 0
+            var logger = Logger(label: "test.\(name)")
+            logger.logLevel = .warning
+            let environment = PeerEnvironment(
+                transport: network.transport(from: host), discovery: services.discovery(host: host), clock: clock)
+            let peer = try await Peer.start(configuration, logger: logger, environment: environment)
+            network.attach(Self.endpoint(of: peer, on: host)) { request, remoteHost in await peer.handle(request, remoteHost: remoteHost) }
+            peers.append(peer)
+            tasks.append(Task { try? await peer.run() })
+            return peer
+        }
+
+        static func endpoint(of peer: Peer, on host: String) -> ControlEndpoint { ControlEndpoint(host: host, port: peer.controlPort) }
+
+        /// Moves the clock, lets each peer run its due deadlines, and waits for what they started to finish.
+        func advance(by duration: Duration) async {
+            clock.advance(by: duration)
+            for peer in peers {
+                await peer.pollConnections()
+                await peer.settle()
+            }
+        }
+
+        func stopAll() async {
+            for peer in peers { await peer.stop() }
+            for task in tasks { await task.value }
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+    }
+
+    /// Waits (real time, at most 5 s) until `condition` holds for the peer's description.
+    private func eventually(
+        _ peer: Peer, _ what: String, file: StaticString = #filePath, line: UInt = #line,
+        _ condition: (PeerDescription) -> Bool
+    ) async {
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < .seconds(5) {
+            if condition(await peer.describe()) { return }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        XCTFail("\(what): not within 5 s; \(await peer.describe())", file: file, line: line)
+    }
+
+    private func assertConnections(
+        of peer: Peer, _ expected: Int, _ message: String = "", file: StaticString = #filePath, line: UInt = #line
+    ) async {
+        let listed = await peer.describe().connections
+        XCTAssertEqual(listed.count, expected, message, file: file, line: line)
+    }
+
+    private static let request = ConnectRequest(
+        source: PortReference(peer: "a", port: "out"), destination: PortReference(peer: "b", port: "in"), destinationEndpoints: [],
+        options: ConnectOptions())
+
+    /// a (127.0.0.1, sender `out`) and b (127.0.0.2, receiver `in`) that know each other, a:out → b:in connected.
+    private func connectedPair(in world: inout World) async throws -> (a: Peer, b: Peer) {
+        let a = try await world.start("a", host: "127.0.0.1", ports: [.toneSender(name: "out")])
+        let b = try await world.start("b", host: "127.0.0.2", ports: [.receiver(name: "in", sink: .null)])
+        await eventually(a, "a knows b") { $0.knownPeers.map(\.name) == ["b"] }
+        // No address in the request: a finds b in its own directory.
+        let response = await a.handle(.connect(Self.request), remoteHost: "127.0.0.1")
+        guard case .connected(let summary) = response else {
+            XCTFail("expected connected, got \(response)")
+            return (a, b)
+        }
+        XCTAssertEqual(summary.rtpDestination?.address, IPAddress(parsing: "127.0.0.2"))
+        return (a, b)
+    }
+
+    func testPeersFindEachOtherAndConnectByNameAlone() async throws {
+        var world = World()
+        let (a, b) = try await connectedPair(in: &world)
+        let offers = world.network.requests.filter { if case .offer = $0.request { true } else { false } }
+        XCTAssertEqual(offers.map(\.to), [World.endpoint(of: b, on: "127.0.0.2")])
+        await eventually(b, "b plays a's stream") { $0.connections.first?.state == .playing }
+        let sent = await a.describe().connections
+        XCTAssertEqual(sent.map(\.destination), [PortReference(peer: "b", port: "in")])
+        await world.stopAll()
+    }
+
+    func testAKilledReceivingPeerIsDroppedAtTheNextProbe() async throws {
+        var world = World()
+        let (a, b) = try await connectedPair(in: &world)
+        world.network.refuse(World.endpoint(of: b, on: "127.0.0.2"))
+        await world.advance(by: .milliseconds(500))
+        await assertConnections(of: a, 1, "no probe before a second has passed")
+        await world.advance(by: .milliseconds(500))
+        await assertConnections(of: a, 0, "the refused probe ends the connection")
+        await world.stopAll()
+    }
+
+    func testASilentReceivingPeerIsGivenSixtySeconds() async throws {
+        var world = World()
+        let (a, b) = try await connectedPair(in: &world)
+        world.network.silence(World.endpoint(of: b, on: "127.0.0.2"))
+        // The first probe goes unanswered at 1 s; the sender gives up 60 s later.
+        for _ in 1...60 { await world.advance(by: .seconds(1)) }
+        await assertConnections(of: a, 1, "still sending after 60 s")
+        await world.advance(by: .seconds(1))
+        await assertConnections(of: a, 0, "given up at 61 s")
+        await world.stopAll()
+    }
+
+    func testAnAnsweredConnectionWhoseMediaNeverComesIsFreedAtNineSeconds() async throws {
+        var world = World()
+        let b = try await world.start("b", host: "127.0.0.2", ports: [.receiver(name: "in", sink: .null)])
+        var generator = SystemRandomNumberGenerator()
+        let offer = StreamOffer(
+            connectionID: ConnectionID.random(using: &generator), senderPeerID: PeerID(String(repeating: "c", count: 32))!,
+            source: PortReference(peer: "ghost", port: "out"), destination: PortReference(peer: "b", port: "in"), channels: 2,
+            sampleRates: [48_000], sampleFormats: [.l24], options: ConnectOptions(), captureClock: .realtime, senderControlPort: 9)
+        let reply = try await world.network.transport(from: "127.0.0.9")
+            .reply(to: .offer(offer), fromAnyOf: [World.endpoint(of: b, on: "127.0.0.2")], timeout: .seconds(1))
+        guard case .answer = reply.response else { return XCTFail("expected an answer, got \(reply.response)") }
+        await world.advance(by: .milliseconds(8_900))
+        do {
+            let observed = await b.describe().connections.map(\.state)
+            XCTAssertEqual(observed, [.buffering])
+        }
+        await world.advance(by: .milliseconds(200))
+        await assertConnections(of: b, 0)
+        // The ghost sender was told (its host refused).
+        let notices = world.network.requests.filter { if case .teardown = $0.request { true } else { false } }
+        XCTAssertTrue(notices.isEmpty, "nothing listens at the ghost's endpoint: \(notices)")
+        await world.stopAll()
+    }
+
+    func testANameTakenOnTheNetworkIsRenamedAndBothAreFound() async throws {
+        var world = World()
+        let first = try await world.start("x", host: "127.0.0.1", ports: [])
+        let second = try await world.start("x", host: "127.0.0.2", ports: [])
+        let third = try await world.start("c", host: "127.0.0.3", ports: [])
+        do {
+            let observed = await first.name
+            XCTAssertEqual(observed, "x")
+        }
+        await eventually(second, "renamed") { $0.name == "x #2" }
+        await eventually(third, "c knows both") { $0.knownPeers.map(\.name) == ["x", "x #2"] }
+        XCTAssertEqual(world.services.publishedNames, ["c", "x", "x #2"])
+        await world.stopAll()
+    }
+
+    func testAPeerThatStopsIsForgotten() async throws {
+        var world = World()
+        let a = try await world.start("a", host: "127.0.0.1", ports: [])
+        let b = try await world.start("b", host: "127.0.0.2", ports: [])
+        await eventually(a, "a knows b") { $0.knownPeers.map(\.name) == ["b"] }
+        await b.stop()
+        await eventually(a, "a forgot b") { $0.knownPeers.isEmpty }
+        XCTAssertEqual(world.services.publishedNames, ["a"])
+        await world.stopAll()
+    }
+}

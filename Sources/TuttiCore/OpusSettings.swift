@@ -69,6 +69,16 @@ public struct OpusSettings: Sendable, Hashable, Codable {
 
         /// "lowdelay", "audio", "voip" (also the `Codable` form).
         public var description: String { rawValue }
+
+        /// Frames at 48 kHz by which libopus's decoded audio lags its input (`OPUS_GET_LOOKAHEAD`): 2.5 ms
+        /// (120) with restricted low delay, 6.5 ms (312: 2.5 ms plus SILK's 4 ms) otherwise; the same for every
+        /// frame size, bitrate and channel count (pinned against the encoder by OpusCodecTests).
+        public var lookaheadFrames: Int {
+            switch self {
+            case .restrictedLowDelay: 120
+            case .audio, .voip: 312
+            }
+        }
     }
 
     /// Bitrates libopus accepts for a stream, in bits per second (RFC 7587 §3.1.1: 6 to 510 kb/s).

@@ -43,13 +43,11 @@ public final class ReceiveConnection: @unchecked Sendable {
             driftCompensation: driftCompensation)
     }
 
-    /// Frames by which decoded audio lags what the sender captured: the Opus encoder's lookahead (read from
-    /// an encoder with the stream's settings), 0 for PCM. Control plane.
+    /// Frames by which decoded audio lags what the sender captured: the Opus encoder's lookahead for the
+    /// stream's application, 0 for PCM. Thread-safe: yes (pure).
     public static func codecDelayFrames(of format: StreamFormat) -> Int {
-        guard format.sampleFormat == .opus, let settings = format.opus,
-            let encoder = try? OpusEncoder(settings: settings, channels: format.channels)
-        else { return 0 }
-        return encoder.lookaheadFrames
+        guard format.sampleFormat == .opus, let settings = format.opus else { return 0 }
+        return settings.application.lookaheadFrames
     }
 
     deinit { stop() }

@@ -55,6 +55,22 @@ final class OpusCodecTests: XCTestCase {
 
     /// With a signal that is not periodic (a pitch glide), the decoded audio matches the input best at a lag
     /// of exactly `lookaheadFrames`: 120 frames with restricted low delay, 312 with `audio`.
+    /// The lookahead receivers count without building an encoder (`OpusSettings.Application.lookaheadFrames`)
+    /// is libopus's own for every application, frame size, channel count and bitrate.
+    func testTheLookaheadConstantIsTheEncodersForEverySetting() throws {
+        for application in OpusSettings.Application.allCases {
+            for duration in OpusSettings.FrameDuration.allCases {
+                for channels in OpusSettings.supportedChannels {
+                    for bitrate in [OpusSettings.bitrateRange.lowerBound, 128_000, OpusSettings.bitrateRange.upperBound] {
+                        let settings = OpusSettings(frameDuration: duration, bitrate: bitrate, application: application)
+                        let encoder = try OpusEncoder(settings: settings, channels: channels)
+                        XCTAssertEqual(application.lookaheadFrames, encoder.lookaheadFrames, "\(settings), \(channels) ch")
+                    }
+                }
+            }
+        }
+    }
+
     func testDecodedAudioLagsTheInputByTheLookahead() throws {
         for application in [OpusSettings.Application.restrictedLowDelay, .audio] {
             for duration in [OpusSettings.FrameDuration.fiveMilliseconds, .twentyMilliseconds] {

@@ -139,6 +139,6 @@ let package = Package(
                 "tutti", "TuttiCore", "TuttiWire", "TuttiTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            swiftSettings: strict),
+            exclude: ["Help"], swiftSettings: strict),
     ]
 )

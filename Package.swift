@@ -20,6 +20,8 @@ let package = Package(
         .library(name: "TuttiMedia", targets: ["TuttiCore", "TuttiWire", "TuttiCodec", "TuttiResample", "TuttiStream"]),
         // The media engine alone (ports, connections, device clocks, sockets): for benchmarks and embedders.
         .library(name: "TuttiEngine", targets: ["TuttiEngine"]),
+        // The processors a filter port runs (gain, delay, an EQ band, a limiter), for apps that process audio.
+        .library(name: "TuttiProcess", targets: ["TuttiProcess"]),
         .executable(name: "tutti", targets: ["tutti"]),
     ],
     dependencies: [
@@ -62,6 +64,8 @@ let package = Package(
             swiftSettings: strict),
         .target(name: "TuttiSession", dependencies: ["TuttiCore", "TuttiWire"], swiftSettings: strict),
         .target(name: "TuttiAnalysis", swiftSettings: strict),
+        // Audio processors a filter port runs (gain, delay, an EQ band, a limiter): pure DSP, no I/O.
+        .target(name: "TuttiProcess", swiftSettings: strict),
         // Ableton Link's protocol and timeline maths (the shared beat clock); its socket edge lives in TuttiIO.
         .target(name: "TuttiClock", dependencies: ["TuttiCore"], swiftSettings: strict),
 
@@ -113,6 +117,7 @@ let package = Package(
         .testTarget(
             name: "TuttiStreamTests",
             dependencies: ["TuttiStream", "TuttiCore", "TuttiWire", "TuttiCodec", "TuttiResample", "TuttiTesting", "TuttiAnalysis"], swiftSettings: strict),
+        .testTarget(name: "TuttiProcessTests", dependencies: ["TuttiProcess"], swiftSettings: strict),
         .testTarget(name: "TuttiResampleTests", dependencies: ["TuttiResample", "TuttiAnalysis", "TuttiTesting"], swiftSettings: strict),
         .testTarget(name: "TuttiSessionTests", dependencies: ["TuttiSession", "TuttiCore", "TuttiWire"], swiftSettings: strict),
         .testTarget(

@@ -80,7 +80,7 @@ let package = Package(
         // The media engine: one per peer; its device clocks (paced or JACK) drive every port and connection.
         .target(
             name: "TuttiEngine",
-            dependencies: ["TuttiCore", "TuttiWire", "TuttiCodec", "TuttiStream", "TuttiIO", "TuttiClock", "TuttiJACK"],
+            dependencies: ["TuttiCore", "TuttiWire", "TuttiCodec", "TuttiStream", "TuttiIO", "TuttiClock", "TuttiJACK", "TuttiProcess"],
             swiftSettings: strict),
 
         // The embeddable peer: control plane (SwiftNIO) around its media engine.
@@ -136,7 +136,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "TuttiEngineTests",
-            dependencies: ["TuttiEngine", "TuttiCore", "TuttiIO", "TuttiStream", "TuttiWire", "TuttiTesting"],
+            dependencies: ["TuttiEngine", "TuttiCore", "TuttiIO", "TuttiStream", "TuttiWire", "TuttiCodec", "TuttiProcess", "TuttiTesting"],
             swiftSettings: strict),
         .testTarget(
             name: "TuttiCLITests",

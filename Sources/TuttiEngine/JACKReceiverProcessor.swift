@@ -50,7 +50,7 @@ public struct JACKReceiverProcessor: ~Copyable {
             let count = min(chunkFrames, -skippedOffset)
             let now = JACKTimeline.hostTime(atFrameOffset: skippedOffset, frames: frames, start: start, end: end)
             let (mix, channels, captureClock) = (mix, channels, captureClock)
-            table._withUnsafeGuaranteedRef { table in
+            _ = table._withUnsafeGuaranteedRef { table in
                 ReceiverPort.mixPeriod(of: table, into: mix, channels: channels, frames: count, now: now, captureClock: captureClock)
             }
             skippedOffset += count
@@ -60,7 +60,7 @@ public struct JACKReceiverProcessor: ~Copyable {
             let count = min(chunkFrames, frames - offset)
             let now = JACKTimeline.hostTime(atFrameOffset: offset, frames: frames, start: start, end: end)
             let (mix, channels, captureClock) = (mix, channels, captureClock)
-            table._withUnsafeGuaranteedRef { table in
+            _ = table._withUnsafeGuaranteedRef { table in
                 ReceiverPort.mixPeriod(of: table, into: mix, channels: channels, frames: count, now: now, captureClock: captureClock)
             }
             for channel in 0..<channels {

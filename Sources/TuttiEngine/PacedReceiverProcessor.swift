@@ -42,7 +42,7 @@ public struct PacedReceiverProcessor: ~Copyable {
     /// Plays one period that starts at `periodTime` into the sink's ring. Clock thread only.
     public func process(frames: Int, periodTime: HostTime) {
         let (mix, channels, captureClock) = (mix, channels, captureClock)
-        table._withUnsafeGuaranteedRef { table in
+        _ = table._withUnsafeGuaranteedRef { table in
             ReceiverPort.mixPeriod(of: table, into: mix, channels: channels, frames: frames, now: periodTime, captureClock: captureClock)
         }
         timing._withUnsafeGuaranteedRef {

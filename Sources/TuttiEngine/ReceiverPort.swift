@@ -90,17 +90,25 @@ public final class ReceiverPort: @unchecked Sendable {
     /// Renders every active connection's next `frames` frames at `now` and mixes them into the first
     /// `frames × channels` samples of `mix` (silence without connections). Device thread (paced clock or
     /// JACK cycle) only. Realtime-safe: yes.
+    ///
+    /// - Returns: the capture time of the mix's first frame on `captureTimeOn` (nanoseconds): the first
+    ///   stream's on that clock that knows it; `Int64.min` when none does (or `captureTimeOn` is nil).
     @inline(__always)
+    @discardableResult
     public static func mixPeriod(
         of table: ConnectionTable<ReceiveConnection>, into mix: UnsafeMutableBufferPointer<Float>, channels: Int, frames: Int,
-        now: HostTime, captureClock: CaptureClockSource
-    ) {
+        now: HostTime, captureClock: CaptureClockSource, captureTimeOn carried: CaptureClock? = nil
+    ) -> Int64 {
         for index in 0..<(frames * channels) { mix[index] = 0 }
+        var captureTime = Int64.min
         table.forEachActive { connection in
-            connection.receiver.render(frames: frames, now: now, captureClockNow: captureClock.now(on: connection.captureClock, at: now))
+            let rendered = connection.receiver.render(
+                frames: frames, now: now, captureClockNow: captureClock.now(on: connection.captureClock, at: now))
+            if captureTime == .min, connection.captureClock == carried { captureTime = rendered }
             ChannelMixer.add(
                 connection.receiver.output, streamChannels: connection.format.channels, into: mix, portChannels: channels, frames: frames)
         }
+        return captureTime
     }
 
     /// Starts playing `connection` (and, when the port is idle, its clock and sink: a new take).

@@ -1,0 +1,77 @@
+import TuttiCore
+import TuttiIO
+import TuttiProcess
+import TuttiStream
+import TuttiWire
+
+/// What a paced filter port does in each period of its engine clock, in that one period: mix its incoming
+/// connections (as a receiver port does), apply the parameter changes posted since the last period, run its
+/// processor over the mix in place, and hand the result to its outgoing connections (as a sender port does),
+/// stamped with the capture time of the audio it carries, so that the pipeline's latency downstream counts
+/// from the first sender's capture: the first incoming stream's capture time on the outgoing capture clock,
+/// less the processor's latency (the period's nominal capture time when no stream tells it).
+///
+/// Lives behind an `UnsafeMutablePointer` that `FilterPort` allocates when the port starts and frees after
+/// detaching it from the clock. Class references are held unmanaged (the port keeps them alive). Realtime-safe:
+/// yes.
+public struct PacedFilterProcessor: ~Copyable {
+    public let inputs: Unmanaged<ConnectionTable<ReceiveConnection>>
+    public let outputs: Unmanaged<ConnectionTable<SendConnection>>
+    public let fanOut: UnsafeMutablePointer<SendFanOut>
+    public let mailbox: Unmanaged<ParameterMailbox>
+    public let captureClock: CaptureClockSource
+    /// The capture clock of the outgoing streams (the peer's: Link ghost time when it runs Link).
+    public let outputClock: CaptureClock
+    public let channels: Int
+    /// One period of `channels` interleaved samples: the mix, processed in place.
+    public let mix: UnsafeMutableBufferPointer<Float>
+    public var processor: BuiltInProcessor
+    /// The processor's latency in nanoseconds at the port's rate.
+    public let latencyNanoseconds: Int64
+
+    public init(
+        inputs: ConnectionTable<ReceiveConnection>, outputs: ConnectionTable<SendConnection>, fanOut: UnsafeMutablePointer<SendFanOut>,
+        mailbox: ParameterMailbox, processor: BuiltInProcessor, captureClock: CaptureClockSource, outputClock: CaptureClock,
+        channels: Int, periodFrames: Int, sampleRate: Int
+    ) {
+        self.inputs = Unmanaged.passUnretained(inputs)
+        self.outputs = Unmanaged.passUnretained(outputs)
+        self.fanOut = fanOut
+        self.mailbox = Unmanaged.passUnretained(mailbox)
+        self.processor = processor
+        self.captureClock = captureClock
+        self.outputClock = outputClock
+        self.channels = channels
+        mix = .allocate(capacity: periodFrames * channels)
+        mix.initialize(repeating: 0)
+        latencyNanoseconds = Int64(processor.latencyFrames) * 1_000_000_000 / Int64(sampleRate)
+    }
+
+    deinit { mix.deallocate() }
+
+    /// The clock's handler: `context` is an `UnsafeMutablePointer<PacedFilterProcessor>`.
+    public static let handler: PacedDeviceClock.Handler = { context, periodTime, frames in
+        context!.assumingMemoryBound(to: PacedFilterProcessor.self).pointee.process(
+            frames: frames, periodTime: HostTime(nanoseconds: periodTime))
+    }
+
+    /// Receives, processes and sends one period that starts at `periodTime`. Clock thread only.
+    public mutating func process(frames: Int, periodTime: HostTime) {
+        let (mix, channels, captureClock, outputClock) = (mix, channels, captureClock, outputClock)
+        let carried = inputs._withUnsafeGuaranteedRef { table in
+            ReceiverPort.mixPeriod(
+                of: table, into: mix, channels: channels, frames: frames, now: periodTime, captureClock: captureClock,
+                captureTimeOn: outputClock)
+        }
+        mailbox._withUnsafeGuaranteedRef { mailbox in mailbox.drain { processor.set($0, to: $1) } }
+        processor.process(mix, frames: frames, channels: channels)
+        let captureTime = carried == .min ? captureClock.captureTime(of: periodTime) : carried - latencyNanoseconds
+        let samples = UnsafeBufferPointer(rebasing: mix[0..<(frames * channels)])
+        let fanOut = fanOut
+        outputs._withUnsafeGuaranteedRef { table in
+            table.forEachActive { connection in
+                connection.send(samples, portChannels: channels, frames: frames, captureTime: captureTime, fanOut: &fanOut.pointee)
+            }
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import Synchronization
+
+/// Parameter values on their way from the control plane to a filter's processor on the engine thread, without
+/// a lock: the control plane stores a value in its slot and marks the slot; the engine thread, once per
+/// period, takes the marks and applies the slots' values (the newest one, if a value changed twice).
+///
+/// Thread rules: `post` on the control plane; `drain` on the engine thread. Realtime-safe: `drain`.
+public final class ParameterMailbox: @unchecked Sendable {
+    /// Parameters a processor has at most.
+    public static let capacity = 16
+    private let slots: UnsafeMutablePointer<Atomic<UInt64>>
+    private let marks = Atomic<UInt64>(0)
+
+    public init() {
+        slots = .allocate(capacity: Self.capacity)
+        for index in 0..<Self.capacity { (slots + index).initialize(to: Atomic(0)) }
+    }
+
+    deinit {
+        slots.deinitialize(count: Self.capacity)
+        slots.deallocate()
+    }
+
+    /// Hands parameter `index` (below `capacity`) its new `value`, already checked against its range.
+    public func post(_ index: Int, _ value: Double) {
+        precondition((0..<Self.capacity).contains(index))
+        slots[index].store(value.bitPattern, ordering: .relaxed)
+        marks.bitwiseOr(1 << UInt64(index), ordering: .releasing)
+    }
+
+    /// Calls `apply` with every parameter posted since the last drain, lowest index first.
+    @inline(__always)
+    public func drain(_ apply: (Int, Double) -> Void) {
+        var pending = marks.exchange(0, ordering: .acquiring)
+        while pending != 0 {
+            let index = pending.trailingZeroBitCount
+            pending &= pending - 1
+            apply(index, Double(bitPattern: slots[index].load(ordering: .relaxed)))
+        }
+    }
+}

@@ -19,6 +19,7 @@ let package = Package(
                 .product(name: "Benchmark", package: "package-benchmark"),
                 .product(name: "TuttiMedia", package: "Tutti"),
                 .product(name: "TuttiEngine", package: "Tutti"),
+                .product(name: "TuttiProcess", package: "Tutti"),
             ],
             path: "MediaPath",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]

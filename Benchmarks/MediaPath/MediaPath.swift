@@ -428,8 +428,9 @@ let benchmarks: @Sendable () -> Void = {
         mix.state = nil
     }
 
-    // Codec and resampler benchmarks, each in its own file (OpusBenchmarks.swift, ResampleBenchmarks.swift).
+    // Codec, resampler, engine and processor benchmarks, each in its own file.
     registerCodecBenchmarks(configuration)
     registerResampleBenchmarks(configuration)
     registerEngineBenchmarks(configuration)
+    registerProcessorBenchmarks(configuration)
 }

@@ -109,10 +109,12 @@ let package = Package(
 
         .testTarget(name: "TuttiCoreTests", dependencies: ["TuttiCore", "TuttiTesting"], swiftSettings: strict),
         .testTarget(name: "TuttiWireTests", dependencies: ["TuttiWire", "TuttiCore", "TuttiTesting"], swiftSettings: strict),
-        .testTarget(name: "TuttiCodecTests", dependencies: ["TuttiCodec", "TuttiCore", "TuttiAnalysis", "TuttiTesting"], swiftSettings: strict),
+        .testTarget(
+            name: "TuttiCodecTests", dependencies: ["TuttiCodec", "TuttiCore", "TuttiAnalysis", "TuttiTesting"], swiftSettings: strict),
         .testTarget(
             name: "TuttiStreamTests",
-            dependencies: ["TuttiStream", "TuttiCore", "TuttiWire", "TuttiCodec", "TuttiResample", "TuttiTesting", "TuttiAnalysis"], swiftSettings: strict),
+            dependencies: ["TuttiStream", "TuttiCore", "TuttiWire", "TuttiCodec", "TuttiResample", "TuttiTesting", "TuttiAnalysis"],
+            swiftSettings: strict),
         .testTarget(name: "TuttiResampleTests", dependencies: ["TuttiResample", "TuttiAnalysis", "TuttiTesting"], swiftSettings: strict),
         .testTarget(name: "TuttiSessionTests", dependencies: ["TuttiSession", "TuttiCore", "TuttiWire"], swiftSettings: strict),
         .testTarget(

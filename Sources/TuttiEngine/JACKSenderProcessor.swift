@@ -24,7 +24,9 @@ public struct JACKSenderProcessor: ~Copyable {
     /// One chunk of `channels` interleaved samples (the packetizer's input layout).
     public let interleaved: UnsafeMutableBufferPointer<Float>
 
-    public init(table: ConnectionTable<SendConnection>, socket: UDPSocket, captureClock: CaptureClockSource, channels: Int, chunkFrames: Int) {
+    public init(
+        table: ConnectionTable<SendConnection>, socket: UDPSocket, captureClock: CaptureClockSource, channels: Int, chunkFrames: Int
+    ) {
         self.table = Unmanaged.passUnretained(table)
         fanOut = SendFanOut(socket: socket)
         self.captureClock = captureClock

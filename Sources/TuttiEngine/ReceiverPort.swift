@@ -205,7 +205,7 @@ public final class ReceiverPort: @unchecked Sendable {
                     path: path, sampleRate: sampleRate, channels: descriptor.channels, encoding: encoding, replacing: false)
                 lastTake = number
                 return file
-            } catch where error.errno == EEXIST {
+            } catch  where error.errno == EEXIST {
                 continue
             } catch {
                 throw EngineError("cannot record \(descriptor.name) to \(path): \(String(cString: strerror(error.errno)))")

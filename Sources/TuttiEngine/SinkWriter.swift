@@ -66,7 +66,10 @@ public final class SinkWriter: @unchecked Sendable {
                 let count = ring.read(into: chunk)
                 if count == 0 {
                     if draining { break }
-                    if !running.load(ordering: .acquiring) { draining = true; continue }
+                    if !running.load(ordering: .acquiring) {
+                        draining = true
+                        continue
+                    }
                     usleep(5_000)
                     continue
                 }

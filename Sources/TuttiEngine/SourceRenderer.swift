@@ -103,7 +103,9 @@ public final class StandardInputReader: @unchecked Sendable {
                 let total = carry + count
                 let whole = total / width
                 bytes.withUnsafeBytes { raw in
-                    samples.withUnsafeMutableBufferPointer { encoding.layout.decode(raw, into: UnsafeMutableBufferPointer(rebasing: $0[0..<whole])) }
+                    samples.withUnsafeMutableBufferPointer {
+                        encoding.layout.decode(raw, into: UnsafeMutableBufferPointer(rebasing: $0[0..<whole]))
+                    }
                 }
                 _ = samples.withUnsafeBufferPointer { ring.write(UnsafeBufferPointer(rebasing: $0[0..<whole])) }
                 carry = total - whole * width

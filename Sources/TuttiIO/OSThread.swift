@@ -27,12 +27,14 @@ public final class OSThread: @unchecked Sendable {
     public init(name: String, realtime: Bool = false, body: @escaping @Sendable () -> Void) {
         let start = Unmanaged.passRetained(Start(name: name, realtime: realtime, body: body)).toOpaque()
         var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { argument in
-            let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
-            if start.realtime { RealtimeScheduling.applyToCurrentThread() }
-            start.body()
-            return nil
-        }, start)
+        let status = pthread_create(
+            &thread, nil,
+            { argument in
+                let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
+                if start.realtime { RealtimeScheduling.applyToCurrentThread() }
+                start.body()
+                return nil
+            }, start)
         precondition(status == 0, "pthread_create failed: \(status)")
         handle = thread
     }

@@ -17,9 +17,10 @@ import TuttiCore
 /// written in main-actor code (e.g. `main.swift`'s top level) is main-actor isolated and traps on an isolation
 /// check when the loop calls it. To reach a class instance without ARC traffic use
 /// `Unmanaged<T>.fromOpaque(context!)._withUnsafeGuaranteedRef { … }`.
-public typealias DatagramHandler = @convention(c) (
-    _ context: UnsafeMutableRawPointer?, _ bytes: UnsafeRawPointer?, _ length: Int, _ arrivalNanoseconds: Int64
-) -> Void
+public typealias DatagramHandler =
+    @convention(c) (
+        _ context: UnsafeMutableRawPointer?, _ bytes: UnsafeRawPointer?, _ length: Int, _ arrivalNanoseconds: Int64
+    ) -> Void
 
 /// One network I/O thread for many UDP sockets: it waits in `epoll_wait`, takes every ready socket's queued
 /// datagrams with one `recvmmsg` each (a `UDPReceiveBatch`, so kernel arrival times), and hands each

@@ -77,7 +77,8 @@ public final class UDPSocket: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         localPort = withUnsafeBytes(of: bound) { raw in
-            dualStack ? UInt16(bigEndian: raw.load(as: sockaddr_in6.self).sin6_port)
+            dualStack
+                ? UInt16(bigEndian: raw.load(as: sockaddr_in6.self).sin6_port)
                 : UInt16(bigEndian: raw.load(as: sockaddr_in.self).sin_port)
         }
     }

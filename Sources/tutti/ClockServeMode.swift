@@ -63,7 +63,11 @@ final class ClockServeMode: @unchecked Sendable {
         // What changes are reported against: the state before `hello`, with no peer counted (the service
         // started alone). The monitor task below may start tens of ms later on a loaded machine; a peer
         // found in the meantime must still be reported (the lab missed a 0 -> 2 change that way).
-        let baseline = { var alone = link.snapshot; alone.peerCount = 0; return alone }()
+        let baseline = {
+            var alone = link.snapshot
+            alone.peerCount = 0
+            return alone
+        }()
         let baselineTime = Self.monotonicNanoseconds()
         emit(["ev": "\"hello\"", "pid": String(getpid()), "clock": "\"CLOCK_MONOTONIC\"", "quantum": String(quantum.withLock { $0 })])
         let commands = AsyncStream<String> { continuation in
@@ -92,16 +96,22 @@ final class ClockServeMode: @unchecked Sendable {
                         let t = String(now)
                         let previous = String(lastTime)
                         if current.clock.timeline.tempo != last.clock.timeline.tempo {
-                            emit(["ev": "\"change\"", "what": "\"tempo\"", "value": String(current.clock.timeline.tempo.bpm),
-                                  "old": String(last.clock.timeline.tempo.bpm), "t": t, "tprev": previous])
+                            emit([
+                                "ev": "\"change\"", "what": "\"tempo\"", "value": String(current.clock.timeline.tempo.bpm),
+                                "old": String(last.clock.timeline.tempo.bpm), "t": t, "tprev": previous,
+                            ])
                         }
                         if current.peerCount != last.peerCount {
-                            emit(["ev": "\"change\"", "what": "\"peers\"", "value": String(current.peerCount),
-                                  "old": String(last.peerCount), "t": t, "tprev": previous])
+                            emit([
+                                "ev": "\"change\"", "what": "\"peers\"", "value": String(current.peerCount),
+                                "old": String(last.peerCount), "t": t, "tprev": previous,
+                            ])
                         }
                         if current.startStop.isPlaying != last.startStop.isPlaying {
-                            emit(["ev": "\"change\"", "what": "\"playing\"", "value": current.startStop.isPlaying ? "true" : "false",
-                                  "old": last.startStop.isPlaying ? "true" : "false", "t": t, "tprev": previous])
+                            emit([
+                                "ev": "\"change\"", "what": "\"playing\"", "value": current.startStop.isPlaying ? "true" : "false",
+                                "old": last.startStop.isPlaying ? "true" : "false", "t": t, "tprev": previous,
+                            ])
                         }
                     }
                     last = current
@@ -134,7 +144,11 @@ final class ClockServeMode: @unchecked Sendable {
         } else {
             let words = trimmed.split(separator: " ")
             command["cmd"] = String(words[0])
-            if words.count > 1, let value = Double(words[1]) { command["bpm"] = value; command["q"] = value; command["every_ms"] = value }
+            if words.count > 1, let value = Double(words[1]) {
+                command["bpm"] = value
+                command["q"] = value
+                command["every_ms"] = value
+            }
         }
         let name = command["cmd"] as! String
         let id = (command["id"]).map { "\($0)" }

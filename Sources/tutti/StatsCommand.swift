@@ -34,7 +34,6 @@ struct StatsCommand: AsyncParsableCommand {
             (-120 for silence; absent until measured), among others.
             """)
 
-
     @OptionGroup var session: SessionOptions
 
     @Flag(help: "Print JSON Lines (one object per refresh) instead of a table.")

@@ -77,7 +77,8 @@ public final class LinkSnapshotPublisher: @unchecked Sendable {
             guard sequence.load(ordering: .relaxed) == before else { continue }
             return LinkSnapshot(
                 clock: LinkSessionClock(
-                    timeline: Timeline(tempo: Tempo(microsecondsPerBeat: tempo), beatOrigin: Beats(microBeats: beatOrigin), timeOrigin: timeOrigin),
+                    timeline: Timeline(
+                        tempo: Tempo(microsecondsPerBeat: tempo), beatOrigin: Beats(microBeats: beatOrigin), timeOrigin: timeOrigin),
                     ghostTransform: GhostTransform(slope: slope, intercept: intercept)),
                 startStop: StartStopState(isPlaying: playing, beats: Beats(microBeats: startBeats), timestamp: timestamp),
                 sessionID: NodeID(rawValue: session), peerCount: peers)

@@ -140,7 +140,9 @@ final class LinkGatewaySockets: @unchecked Sendable {
             guard flags & Int32(IFF_UP) != 0, flags & Int32(IFF_RUNNING) != 0 else { continue }
             let name = String(cString: entry.pointee.ifa_name)
             if let names, !names.contains(name) { continue }
-            let address = socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt32(bigEndian: $0.pointee.sin_addr.s_addr) }
+            let address = socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                UInt32(bigEndian: $0.pointee.sin_addr.s_addr)
+            }
             result.append((name, address))
         }
         return result

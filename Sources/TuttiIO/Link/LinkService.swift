@@ -214,7 +214,10 @@ public final class LinkService: @unchecked Sendable {
             if descriptors[0].revents != 0 {
                 var drain = [UInt8](repeating: 0, count: 64)
                 while read(wakeRead, &drain, drain.count) > 0 {}
-                for request in requests.withLock({ queue in defer { queue.removeAll() }; return queue }) {
+                for request in requests.withLock({ queue in
+                    defer { queue.removeAll() }
+                    return queue
+                }) {
                     handle(request, now: now)
                 }
             }
@@ -299,7 +302,8 @@ public final class LinkService: @unchecked Sendable {
                 bytes.withUnsafeBytes { raw in
                     switch destination {
                     case .group:
-                        LinkGatewaySockets.send(raw, from: socket.discovery, to: LinkGatewaySockets.groupAddress, port: LinkGatewaySockets.groupPort)
+                        LinkGatewaySockets.send(
+                            raw, from: socket.discovery, to: LinkGatewaySockets.groupAddress, port: LinkGatewaySockets.groupPort)
                     case .unicast(let endpoint):
                         if let address = endpoint.ipv4Address {
                             LinkGatewaySockets.send(raw, from: socket.discovery, to: address, port: endpoint.port)

@@ -6,7 +6,7 @@ extension JACKClient {
     ///
     /// - Returns: the pointer the handler gets as its context; give it back to `releaseProcessor`.
     /// - Throws: the registration failure as a one-line `EngineError` (nothing stays allocated).
-    public func registerProcessor<Processor: ~Copyable>(
+    package func registerProcessor<Processor: ~Copyable>(
         _ processor: consuming Processor, prefix: String, channels: Int, direction: JACKPortDirection, handler: JACKPeriodHandler
     ) throws(EngineError) -> UnsafeMutablePointer<Processor> {
         let pointer = UnsafeMutablePointer<Processor>.allocate(capacity: 1)
@@ -24,7 +24,7 @@ extension JACKClient {
 
     /// Closes the client (so no callback runs any more), then frees a processor from `registerProcessor`.
     /// Control plane.
-    public func releaseProcessor<Processor: ~Copyable>(_ pointer: UnsafeMutablePointer<Processor>) {
+    package func releaseProcessor<Processor: ~Copyable>(_ pointer: UnsafeMutablePointer<Processor>) {
         close()
         pointer.deinitialize(count: 1)
         pointer.deallocate()

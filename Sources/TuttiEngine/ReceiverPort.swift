@@ -91,7 +91,7 @@ public final class ReceiverPort: @unchecked Sendable {
     /// `frames × channels` samples of `mix` (silence without connections). Device thread (paced clock or
     /// JACK cycle) only. Realtime-safe: yes.
     @inline(__always)
-    public static func mixPeriod(
+    package static func mixPeriod(
         of table: ConnectionTable<ReceiveConnection>, into mix: UnsafeMutableBufferPointer<Float>, channels: Int, frames: Int,
         now: HostTime, captureClock: CaptureClockSource
     ) {

@@ -17,9 +17,9 @@ import TuttiStream
 ///
 /// Control plane: `init`, `stop`, `failure`, `recordedFrames`. Device thread: `ring.write`, `timing`. Writer
 /// thread: internal.
-public final class SinkWriter: @unchecked Sendable {
+package final class SinkWriter: @unchecked Sendable {
     /// Where the audio goes, already opened by the port.
-    public enum Output {
+    package enum Output {
         /// A take's WAV file (the writer closes it).
         case wav(WAVWriter)
         /// Raw PCM on standard output (file descriptor 1).
@@ -28,20 +28,20 @@ public final class SinkWriter: @unchecked Sendable {
         case discard
     }
 
-    public let ring: SampleRing
+    package let ring: SampleRing
     private let running = Atomic<Bool>(true)
     private let frames = Atomic<Int>(0)
     private var thread: OSThread?
 
     /// When the recording began; a WAV sink saves it beside the file.
-    public let timing = RecordingTiming()
+    package let timing = RecordingTiming()
     /// The sink's first write error (nil for a `discard` output, which cannot fail).
-    public let failure: SinkFailure?
+    package let failure: SinkFailure?
 
     /// Frames written to the sink so far (after a failure: up to the failure). Any thread.
-    public var recordedFrames: Int { frames.load(ordering: .relaxed) }
+    package var recordedFrames: Int { frames.load(ordering: .relaxed) }
 
-    public init(output: Output, sampleRate: Int, channels: Int) {
+    package init(output: Output, sampleRate: Int, channels: Int) {
         ring = SampleRing(capacity: sampleRate * channels * 2)  // two seconds
         let ring = ring
         switch output {
@@ -134,7 +134,7 @@ public final class SinkWriter: @unchecked Sendable {
     }
 
     /// Writes what is queued, closes the sink and waits. Control plane; idempotent.
-    public func stop() {
+    package func stop() {
         running.store(false, ordering: .releasing)
         thread?.join()
         thread = nil

@@ -141,7 +141,7 @@ public final class JACKClient: @unchecked Sendable {
     /// - Returns: the ports' full names (`client:prefix_1`, …).
     /// - Throws: `.portRegistrationFailed` (the name is taken on this client, or the server has no room), `.tooManyPorts`.
     @discardableResult
-    public func registerPorts(
+    package func registerPorts(
         prefix: String, channels: Int, direction: JACKPortDirection, handler: JACKPeriodHandler, context: UnsafeMutableRawPointer
     ) throws(JACKError) -> [String] {
         precondition(!active && !closed, "JACK ports are registered before activation")

@@ -17,7 +17,7 @@ import TuttiIO
 ///
 /// The handler must be realtime-safe: no allocation, lock, I/O or logging; it is a C function pointer, so
 /// the call itself involves no existential and no reference counting.
-public typealias JACKPeriodHandler =
+package typealias JACKPeriodHandler =
     @convention(c) (
         _ context: UnsafeMutableRawPointer?, _ buffers: UnsafePointer<UnsafeMutablePointer<Float>?>?, _ frames: Int,
         _ skippedFrames: Int, _ startNanoseconds: Int64, _ endNanoseconds: Int64

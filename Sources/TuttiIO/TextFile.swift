@@ -5,11 +5,11 @@ import Musl
 #endif
 
 /// Whole small text files (configs, /proc entries). Control plane only: blocking file I/O.
-public enum TextFile {
+package enum TextFile {
     /// The file's contents, decoded as UTF-8 (invalid bytes replaced).
     ///
     /// - Throws: `SystemError` with the errno of the failed `fopen` (missing file, no permission…).
-    public static func read(_ path: String) throws(SystemError) -> String {
+    package static func read(_ path: String) throws(SystemError) -> String {
         guard let file = fopen(path, "r") else { throw SystemError.current("open \(path)") }
         defer { fclose(file) }
         var bytes = [UInt8]()

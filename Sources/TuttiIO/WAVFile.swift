@@ -6,43 +6,43 @@ import Musl
 import TuttiCore
 
 /// Sample encodings a WAV file may use.
-public typealias WAVEncoding = LittleEndianPCM
+package typealias WAVEncoding = LittleEndianPCM
 
 extension LittleEndianPCM {
     var bitsPerSample: Int { bytesPerSample * 8 }
 }
 
 /// Why a WAV file could not be read.
-public struct WAVError: Error, Hashable, Sendable, CustomStringConvertible {
-    public var path: String
-    public var reason: String
-    public var description: String { "\(path): \(reason)" }
+package struct WAVError: Error, Hashable, Sendable, CustomStringConvertible {
+    package var path: String
+    package var reason: String
+    package var description: String { "\(path): \(reason)" }
 }
 
 /// A whole WAV file in memory: interleaved samples in [-1, 1].
-public struct WAVAudio: Sendable {
-    public var sampleRate: Int
-    public var channels: Int
-    public var encoding: WAVEncoding
-    public var samples: [Float]
+package struct WAVAudio: Sendable {
+    package var sampleRate: Int
+    package var channels: Int
+    package var encoding: WAVEncoding
+    package var samples: [Float]
 
-    public init(sampleRate: Int, channels: Int, encoding: WAVEncoding, samples: [Float]) {
+    package init(sampleRate: Int, channels: Int, encoding: WAVEncoding, samples: [Float]) {
         self.sampleRate = sampleRate
         self.channels = channels
         self.encoding = encoding
         self.samples = samples
     }
 
-    public var frames: Int { channels > 0 ? samples.count / channels : 0 }
+    package var frames: Int { channels > 0 ? samples.count / channels : 0 }
 
     /// One channel of the file.
-    public func channel(_ index: Int) -> [Float] {
+    package func channel(_ index: Int) -> [Float] {
         stride(from: index, to: samples.count, by: channels).map { samples[$0] }
     }
 
     /// Reads a PCM (16/24/32-bit integer) or IEEE float WAV file, including WAVE_FORMAT_EXTENSIBLE.
     /// A data chunk whose size field is unset (a recording cut short) is read to the end of the file.
-    public static func read(path: String) throws(WAVError) -> WAVAudio {
+    package static func read(path: String) throws(WAVError) -> WAVAudio {
         guard let file = fopen(path, "rb") else {
             throw WAVError(path: path, reason: String(cString: strerror(errno)))
         }
@@ -111,11 +111,11 @@ public struct WAVAudio: Sendable {
 /// with its errno; what failed to be written is not in the file.
 ///
 /// Thread-safe: no; a file-writer thread owns it (never the device thread: it does blocking I/O).
-public final class WAVWriter {
-    public let path: String
-    public let sampleRate: Int
-    public let channels: Int
-    public let encoding: WAVEncoding
+package final class WAVWriter {
+    package let path: String
+    package let sampleRate: Int
+    package let channels: Int
+    package let encoding: WAVEncoding
     private var file: UnsafeMutablePointer<FILE>?
     private var dataBytes = 0
     private var scratch = [UInt8]()
@@ -125,7 +125,7 @@ public final class WAVWriter {
     /// - Parameter replacing: whether an existing file at `path` is truncated (`true`) or refused with
     ///   errno `EEXIST` (`false`: the file is created exclusively, `O_EXCL`, so no recording is overwritten).
     /// - Throws: the `SystemError` of `fopen` or of writing the header.
-    public init(path: String, sampleRate: Int, channels: Int, encoding: WAVEncoding, replacing: Bool = true) throws(SystemError) {
+    package init(path: String, sampleRate: Int, channels: Int, encoding: WAVEncoding, replacing: Bool = true) throws(SystemError) {
         guard let file = fopen(path, replacing ? "wb" : "wbx") else { throw .current("create \(path)") }
         self.path = path
         self.sampleRate = sampleRate
@@ -138,12 +138,12 @@ public final class WAVWriter {
     deinit { try? close() }
 
     /// Frames written so far (whole frames of `channels` samples).
-    public var frames: Int { dataBytes / (channels * encoding.bytesPerSample) }
+    package var frames: Int { dataBytes / (channels * encoding.bytesPerSample) }
 
     /// Appends interleaved samples (clamped to [-1, 1]).
     ///
     /// - Throws: the `SystemError` of `fwrite` when the bytes could not all be written (they are not counted).
-    public func write(_ samples: UnsafeBufferPointer<Float>) throws(SystemError) {
+    package func write(_ samples: UnsafeBufferPointer<Float>) throws(SystemError) {
         guard let file else { return }
         let width = encoding.bytesPerSample
         if scratch.count < samples.count * width { scratch = [UInt8](repeating: 0, count: samples.count * width) }
@@ -156,7 +156,7 @@ public final class WAVWriter {
     /// Rewrites the header with the current sizes and flushes to the OS.
     ///
     /// - Throws: the `SystemError` of writing the header or of `fflush` (e.g. ENOSPC for data still buffered).
-    public func flush() throws(SystemError) {
+    package func flush() throws(SystemError) {
         guard let file else { return }
         if fflush(file) != 0 { throw .current("write \(path)") }
         let position = ftell(file)
@@ -168,7 +168,7 @@ public final class WAVWriter {
     /// Finalises the header and closes the file (also when finalising fails). Idempotent.
     ///
     /// - Throws: the `SystemError` of the last flush or of `fclose`.
-    public func close() throws(SystemError) {
+    package func close() throws(SystemError) {
         guard let file else { return }
         var failure: SystemError?
         do { try flush() } catch { failure = error }

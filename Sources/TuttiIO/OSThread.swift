@@ -27,7 +27,7 @@ package final class OSThread: @unchecked Sendable {
     package init(name: String, realtime: Bool = false, body: @escaping @Sendable () -> Void) {
         let start = Unmanaged.passRetained(Start(name: name, realtime: realtime, body: body)).toOpaque()
         var thread = pthread_t()
-        let status = pthread_create(
+        let status = system_pthread_create(
             &thread, nil,
             { argument in
                 let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
@@ -43,6 +43,6 @@ package final class OSThread: @unchecked Sendable {
     package func join() {
         guard !joined else { return }
         joined = true
-        pthread_join(handle, nil)
+        system_pthread_join(handle, nil)
     }
 }

@@ -64,7 +64,7 @@ package final class PacedDeviceClock: @unchecked Sendable {
             while running.load(ordering: .relaxed) {
                 let deadline = startTime + period * framesPerPeriod * 1_000_000_000 / rate
                 var spec = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-                while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &spec, nil) == EINTR {}
+                while system_clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &spec, nil) == EINTR {}
                 process(context, deadline, periodFrames)
                 period += 1
                 let now = clock.now().nanoseconds

@@ -134,18 +134,18 @@ package final class PacketReceiveLoop: @unchecked Sendable {
         self.capacity = capacity
         self.batchCapacity = batchCapacity
         self.name = name
-        let epoll = CTuttiIO_epollCreate()
+        let epoll = system_epoll_create()
         guard epoll >= 0 else { throw .current("create epoll instance") }
-        let wake = CTuttiIO_eventCreate()
+        let wake = system_eventfd()
         guard wake >= 0 else {
             let error = SystemError.current("create eventfd")
-            Glibc.close(epoll)
+            system_close(epoll)
             throw error
         }
-        guard CTuttiIO_epollControl(epoll, EPOLL_CTL_ADD, wake, Self.wakeToken) == 0 else {
+        guard system_epoll_ctl(epoll, EPOLL_CTL_ADD, wake, Self.wakeToken) == 0 else {
             let error = SystemError.current("add eventfd to epoll")
-            Glibc.close(epoll)
-            Glibc.close(wake)
+            system_close(epoll)
+            system_close(wake)
             throw error
         }
         self.epoll = epoll
@@ -169,8 +169,8 @@ package final class PacketReceiveLoop: @unchecked Sendable {
     deinit {
         stop()
         for index in 0..<capacity { slots[index].socket?.release() }
-        Glibc.close(epoll)
-        Glibc.close(wake)
+        system_close(epoll)
+        system_close(wake)
         slots.deinitialize(count: capacity)
         slots.deallocate()
         states.deinitialize(count: capacity)
@@ -204,7 +204,7 @@ package final class PacketReceiveLoop: @unchecked Sendable {
                 context: context)
             states[index].store(SlotState.active.rawValue, ordering: .sequentiallyConsistent)
             let token = UInt64(generation) << 32 | UInt64(index)
-            guard CTuttiIO_epollControl(epoll, EPOLL_CTL_ADD, socket.descriptor, token) == 0 else {
+            guard system_epoll_ctl(epoll, EPOLL_CTL_ADD, socket.descriptor, token) == 0 else {
                 let error = SystemError.current("add socket to epoll")
                 slots[index].socket?.release()
                 slots[index] = Slot()
@@ -228,7 +228,7 @@ package final class PacketReceiveLoop: @unchecked Sendable {
                 slots[index].generation == registration.generation
             else { return false }
             states[index].store(SlotState.retiring.rawValue, ordering: .sequentiallyConsistent)
-            _ = CTuttiIO_epollControl(epoll, EPOLL_CTL_DEL, slots[index].descriptor, 0)
+            _ = system_epoll_ctl(epoll, EPOLL_CTL_DEL, slots[index].descriptor, 0)
             waitForHandlers()
             slots[index].socket?.release()
             slots[index] = Slot()
@@ -245,7 +245,7 @@ package final class PacketReceiveLoop: @unchecked Sendable {
         let seen = epoch.load(ordering: .sequentiallyConsistent)
         guard seen & 1 == 1 else { return }
         var pause = timespec(tv_sec: 0, tv_nsec: 20_000)
-        while epoch.load(ordering: .sequentiallyConsistent) == seen { nanosleep(&pause, nil) }
+        while epoch.load(ordering: .sequentiallyConsistent) == seen { system_nanosleep(&pause, nil) }
     }
 
     /// Starts the loop thread. Idempotent. Control plane.
@@ -263,7 +263,7 @@ package final class PacketReceiveLoop: @unchecked Sendable {
         control.withLock { control in
             guard let thread = control.thread else { return }
             running.store(false, ordering: .sequentiallyConsistent)
-            _ = CTuttiIO_eventSignal(wake)
+            _ = system_eventfd_signal(wake)
             thread.join()
             control.thread = nil
         }
@@ -306,7 +306,7 @@ package final class PacketReceiveLoop: @unchecked Sendable {
     /// `epoch` is odd from the moment the wait returns until the last handler returned (see `unregister`).
     @discardableResult
     private func service(timeoutMilliseconds: Int32, latest: Int64) -> Int {
-        let ready = CTuttiIO_epollWait(epoll, events, tokens, Int32(eventsPerWait), timeoutMilliseconds)
+        let ready = system_epoll_wait(epoll, events, tokens, Int32(eventsPerWait), timeoutMilliseconds)
         epoch.add(1, ordering: .sequentiallyConsistent)
         // A datagram read now reached its socket after the previous iteration looked (else that one would
         // have read it): a kernel arrival time before then is the time the packet entered the host, before
@@ -319,7 +319,7 @@ package final class PacketReceiveLoop: @unchecked Sendable {
         for event in 0..<Int(max(ready, 0)) {
             let token = tokens[event]
             if token == Self.wakeToken {
-                _ = CTuttiIO_eventClear(wake)
+                _ = system_eventfd_clear(wake)
                 continue
             }
             let index = Int(token & 0xFFFF_FFFF)

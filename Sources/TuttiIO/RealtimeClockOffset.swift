@@ -50,9 +50,9 @@ package struct RealtimeClockOffset: Sendable {
         var wall = timespec()
         var after = timespec()
         for _ in 0..<triesPerSample {
-            clock_gettime(CLOCK_MONOTONIC, &before)
-            clock_gettime(CLOCK_REALTIME, &wall)
-            clock_gettime(CLOCK_MONOTONIC, &after)
+            system_clock_gettime(CLOCK_MONOTONIC, &before)
+            system_clock_gettime(CLOCK_REALTIME, &wall)
+            system_clock_gettime(CLOCK_MONOTONIC, &after)
             let start = nanoseconds(before)
             let gap = nanoseconds(after) &- start
             if gap < best.gap {

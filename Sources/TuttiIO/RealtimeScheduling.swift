@@ -25,7 +25,7 @@ package enum RealtimeScheduling {
     }
 
     /// The highest `SCHED_FIFO` priority (99 on Linux).
-    package static var maximumPriority: Int32 { sched_get_priority_max(SCHED_FIFO) }
+    package static var maximumPriority: Int32 { system_sched_get_priority_max(SCHED_FIFO) }
 
     /// Turns realtime scheduling on for audio threads started from now on, after checking on a short-lived
     /// thread that the process may use it. Control plane; call once at start-up, before ports start.
@@ -57,6 +57,6 @@ package enum RealtimeScheduling {
     private static func apply(priority: Int32) -> Int32 {
         var parameters = sched_param()
         parameters.sched_priority = priority
-        return pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters)
+        return system_pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters)
     }
 }

@@ -92,7 +92,7 @@ package struct UDPReceiveBatch: ~Copyable {
         count = 0
         var received: Int32
         repeat {
-            received = CTuttiIO_recvmmsg(descriptor, messages, UInt32(capacity), Int32(MSG_DONTWAIT) | Int32(MSG_TRUNC))
+            received = system_recvmmsg(descriptor, messages, UInt32(capacity), Int32(MSG_DONTWAIT) | Int32(MSG_TRUNC))
         } while received < 0 && errno == EINTR
         let now = RealtimeClockOffset.nanoseconds(Self.monotonicNow())
         guard received > 0 else {
@@ -162,7 +162,7 @@ package struct UDPReceiveBatch: ~Copyable {
     @inline(__always)
     static func monotonicNow() -> timespec {
         var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
+        system_clock_gettime(CLOCK_MONOTONIC, &spec)
         return spec
     }
 }

@@ -229,7 +229,7 @@ package struct UDPSendBatch: ~Copyable {
         var outcome = Outcome()
         var next = 0
         while next < groups {
-            let result = CTuttiIO_sendmmsg(descriptor, groupMessages + next, UInt32(groups - next), Int32(MSG_DONTWAIT))
+            let result = system_sendmmsg(descriptor, groupMessages + next, UInt32(groups - next), Int32(MSG_DONTWAIT))
             outcome.systemCalls += 1
             if result < 0, errno == EINTR { continue }
             guard result > 0 else {
@@ -270,7 +270,7 @@ package struct UDPSendBatch: ~Copyable {
             let slot = groupSlots[member]
             var result: Int32
             repeat {
-                result = CTuttiIO_sendmmsg(descriptor, messages + slot, 1, Int32(MSG_DONTWAIT))
+                result = system_sendmmsg(descriptor, messages + slot, 1, Int32(MSG_DONTWAIT))
                 outcome.systemCalls += 1
             } while result < 0 && errno == EINTR
             let whole = result == 1 && Int(messages[slot].msg_len) == vectors[slot].iov_len

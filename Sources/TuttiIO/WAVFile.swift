@@ -43,14 +43,14 @@ package struct WAVAudio: Sendable {
     /// Reads a PCM (16/24/32-bit integer) or IEEE float WAV file, including WAVE_FORMAT_EXTENSIBLE.
     /// A data chunk whose size field is unset (a recording cut short) is read to the end of the file.
     package static func read(path: String) throws(WAVError) -> WAVAudio {
-        guard let file = fopen(path, "rb") else {
+        guard let file = system_fopen(path, "rb") else {
             throw WAVError(path: path, reason: String(cString: strerror(errno)))
         }
-        defer { fclose(file) }
+        defer { system_fclose(file) }
         var bytes = [UInt8]()
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let count = fread(&chunk, 1, chunk.count, file)
+            let count = system_fread(&chunk, 1, chunk.count, file)
             if count <= 0 { break }
             bytes.append(contentsOf: chunk[0..<count])
         }
@@ -126,7 +126,7 @@ package final class WAVWriter {
     ///   errno `EEXIST` (`false`: the file is created exclusively, `O_EXCL`, so no recording is overwritten).
     /// - Throws: the `SystemError` of `fopen` or of writing the header.
     package init(path: String, sampleRate: Int, channels: Int, encoding: WAVEncoding, replacing: Bool = true) throws(SystemError) {
-        guard let file = fopen(path, replacing ? "wb" : "wbx") else { throw .current("create \(path)") }
+        guard let file = system_fopen(path, replacing ? "wb" : "wbx") else { throw .current("create \(path)") }
         self.path = path
         self.sampleRate = sampleRate
         self.channels = channels
@@ -148,7 +148,7 @@ package final class WAVWriter {
         let width = encoding.bytesPerSample
         if scratch.count < samples.count * width { scratch = [UInt8](repeating: 0, count: samples.count * width) }
         scratch.withUnsafeMutableBytes { encoding.encode(samples, into: $0) }
-        let written = fwrite(scratch, 1, samples.count * width, file)
+        let written = system_fwrite(scratch, 1, samples.count * width, file)
         dataBytes += written - written % width
         if written < samples.count * width { throw .current("write \(path)") }
     }
@@ -158,11 +158,11 @@ package final class WAVWriter {
     /// - Throws: the `SystemError` of writing the header or of `fflush` (e.g. ENOSPC for data still buffered).
     package func flush() throws(SystemError) {
         guard let file else { return }
-        if fflush(file) != 0 { throw .current("write \(path)") }
-        let position = ftell(file)
+        if system_fflush(file) != 0 { throw .current("write \(path)") }
+        let position = system_ftell(file)
         try writeHeader()
-        fseek(file, position, SEEK_SET)
-        if fflush(file) != 0 { throw .current("write \(path)") }
+        system_fseek(file, position, SEEK_SET)
+        if system_fflush(file) != 0 { throw .current("write \(path)") }
     }
 
     /// Finalises the header and closes the file (also when finalising fails). Idempotent.
@@ -172,14 +172,14 @@ package final class WAVWriter {
         guard let file else { return }
         var failure: SystemError?
         do { try flush() } catch { failure = error }
-        if fclose(file) != 0, failure == nil { failure = .current("close \(path)") }
+        if system_fclose(file) != 0, failure == nil { failure = .current("close \(path)") }
         self.file = nil
         if let failure { throw failure }
     }
 
     private func writeHeader() throws(SystemError) {
         guard let file else { return }
-        fseek(file, 0, SEEK_SET)
+        system_fseek(file, 0, SEEK_SET)
         var header = [UInt8]()
         func append32(_ value: Int) { for byte in 0..<4 { header.append(UInt8(value >> (8 * byte) & 0xFF)) } }
         func append16(_ value: Int) { for byte in 0..<2 { header.append(UInt8(value >> (8 * byte) & 0xFF)) } }
@@ -196,6 +196,6 @@ package final class WAVWriter {
         append16(encoding.bitsPerSample)
         header += Array("data".utf8)
         append32(dataBytes)
-        if fwrite(header, 1, header.count, file) < header.count { throw .current("write \(path)") }
+        if system_fwrite(header, 1, header.count, file) < header.count { throw .current("write \(path)") }
     }
 }

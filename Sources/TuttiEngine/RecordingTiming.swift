@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Synchronization
+import TuttiIO
 
 /// When a receiver port's recording began: the playout time of its first frame on the host's monotonic
 /// clock and on the shared (Link session) clock, so recordings made on different machines can be placed on
@@ -29,9 +30,9 @@ package final class RecordingTiming: Sendable {
             {"sampleRate":\(sampleRate),"firstFrameHostTimeNs":\(host),"firstFrameSessionTimeNs":\(sessionField)}
 
             """
-        guard let file = fopen(path + ".timing.json", "w") else { return false }
-        fputs(json, file)
-        fclose(file)
+        guard let file = system_fopen(path + ".timing.json", "w") else { return false }
+        system_fputs(json, file)
+        system_fclose(file)
         return true
     }
 }

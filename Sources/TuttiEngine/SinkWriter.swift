@@ -48,7 +48,7 @@ package final class SinkWriter: @unchecked Sendable {
         case .wav(let writer): failure = SinkFailure(target: .file(path: writer.path))
         case .standardOutput:
             // A closed pipe must be an error this thread sees (EPIPE), not a signal that ends the peer.
-            signal(SIGPIPE, SIG_IGN)
+            system_ignoreSignal(SIGPIPE)
             failure = SinkFailure(target: .standardOutput)
         case .discard: failure = nil
         }
@@ -70,7 +70,7 @@ package final class SinkWriter: @unchecked Sendable {
                         draining = true
                         continue
                     }
-                    usleep(5_000)
+                    system_usleep(5_000)
                     continue
                 }
                 if failure?.hasFailed == true { continue }  // what cannot be written is dropped
@@ -116,7 +116,7 @@ package final class SinkWriter: @unchecked Sendable {
     ) -> Bool {
         var written = 0
         while written < count {
-            let result = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, count - written) }
+            let result = bytes.withUnsafeBytes { system_write(descriptor, $0.baseAddress! + written, count - written) }
             if result > 0 {
                 written += result
                 continue
@@ -124,7 +124,7 @@ package final class SinkWriter: @unchecked Sendable {
             let error = result == 0 ? EIO : errno
             if error == EINTR { continue }
             if error == EAGAIN, running.load(ordering: .relaxed) {
-                usleep(1_000)
+                system_usleep(1_000)
                 continue
             }
             failure?.record(errno: error)

@@ -95,10 +95,10 @@ package final class StandardInputReader: @unchecked Sendable {
             while running.load(ordering: .relaxed) {
                 // Back-pressure: wait while the ring is nearly full, so a file piped in plays in real time.
                 if ring.available > ring.capacity - samples.count {
-                    usleep(2_000)
+                    system_usleep(2_000)
                     continue
                 }
-                let count = bytes.withUnsafeMutableBytes { read(0, $0.baseAddress! + carry, $0.count - carry) }
+                let count = bytes.withUnsafeMutableBytes { system_read(0, $0.baseAddress! + carry, $0.count - carry) }
                 if count <= 0 { break }
                 let total = carry + count
                 let whole = total / width

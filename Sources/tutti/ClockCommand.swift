@@ -98,7 +98,7 @@ struct ClockCommand: AsyncParsableCommand {
             }
             let samples = count ?? (json ? 1 : Int.max)
             let quantumBeats = Beats(quantum)
-            let interactive = isatty(1) == 1 && !json
+            let interactive = system_isatty(1) == 1 && !json
             for index in 0..<samples {
                 if index > 0 || (!changes && json) { try await Task.sleep(for: .milliseconds(Int64(interval * 1000))) }
                 let host = link.hostMicroseconds

@@ -39,7 +39,7 @@ final class ClockServeMode: @unchecked Sendable {
         let line = "{" + all.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",") + "}\n"
         output.withLock { _ in
             // One write per line, so lines from the sampler and the command loop never interleave.
-            _ = line.withCString { write(1, $0, strlen($0)) }
+            _ = line.withCString { system_write(1, $0, strlen($0)) }
         }
     }
 
@@ -69,7 +69,9 @@ final class ClockServeMode: @unchecked Sendable {
             return alone
         }()
         let baselineTime = Self.monotonicNanoseconds()
-        emit(["ev": "\"hello\"", "pid": String(getpid()), "clock": "\"CLOCK_MONOTONIC\"", "quantum": String(quantum.withLock { $0 })])
+        emit([
+            "ev": "\"hello\"", "pid": String(system_getpid()), "clock": "\"CLOCK_MONOTONIC\"", "quantum": String(quantum.withLock { $0 }),
+        ])
         let commands = AsyncStream<String> { continuation in
             let reader = OSThread(name: "tutti-stdin") {
                 while let line = readLine() { continuation.yield(line) }
@@ -174,8 +176,8 @@ final class ClockServeMode: @unchecked Sendable {
             emit(["ev": "\"ack\"", "cmd": "\"quit\"", "t0": String(t0), "t1": String(Self.monotonicNanoseconds())])
             return false
         case "kill":
-            emit(["ev": "\"ack\"", "cmd": "\"kill\"", "pid": String(getpid()), "t0": String(t0), "t1": String(t0)])
-            kill(getpid(), SIGKILL)
+            emit(["ev": "\"ack\"", "cmd": "\"kill\"", "pid": String(system_getpid()), "t0": String(t0), "t1": String(t0)])
+            system_kill(system_getpid(), SIGKILL)
         default:
             return error("unknown command '\(name)'")
         }

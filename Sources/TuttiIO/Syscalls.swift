@@ -7,7 +7,8 @@
 // so no other file qualifies a call with `Glibc.` (which broke the Musl build).
 //
 // TuttiIO is the package's edge, so this is the package's choke point too: the wrappers the engine and the
-// command-line tool need (their pipes, sleeps, signals, terminal, files) are `package`.
+// command-line tool need (their pipes, sleeps, signals, terminal, files) are `package`, and so are the
+// ones the peer's name lock and identity file need (open, flock, ftruncate, pread/pwrite, mkdir).
 //
 // The wrappers are `@inline(__always)`, the package ones `@inlinable`: a call on the media path (`send`,
 // `recvmmsg`, `sendmmsg`, `epoll_wait`, `clock_gettime`) compiles to the raw call, with no allocation, no
@@ -23,14 +24,36 @@ import Musl
 // MARK: - errno
 
 /// The calling thread's `errno`.
-internal var system_errno: Int32 {
-    @inline(__always) get { errno }
-}
+@inlinable
+package var system_errno: Int32 { errno }
 
 // MARK: - Descriptors and pipes
 
-@inline(__always) @discardableResult
-internal func system_close(_ fd: Int32) -> Int32 { close(fd) }
+@inlinable @discardableResult
+package func system_close(_ fd: Int32) -> Int32 { close(fd) }
+
+/// `open(path, flags, mode)`.
+@inlinable
+package func system_open(_ path: UnsafePointer<CChar>, _ flags: Int32, _ mode: mode_t) -> Int32 { open(path, flags, mode) }
+
+@inlinable
+package func system_flock(_ fd: Int32, _ operation: Int32) -> Int32 { flock(fd, operation) }
+
+@inlinable @discardableResult
+package func system_ftruncate(_ fd: Int32, _ length: off_t) -> Int32 { ftruncate(fd, length) }
+
+@inlinable
+package func system_pread(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int, _ offset: off_t) -> Int {
+    pread(fd, buffer, count, offset)
+}
+
+@inlinable @discardableResult
+package func system_pwrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int, _ offset: off_t) -> Int {
+    pwrite(fd, buffer, count, offset)
+}
+
+@inlinable
+package func system_mkdir(_ path: UnsafePointer<CChar>, _ mode: mode_t) -> Int32 { mkdir(path, mode) }
 
 @inlinable
 package func system_read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(fd, buffer, count) }

@@ -109,14 +109,18 @@ let package = Package(
         .executableTarget(name: "tutti-udp-bench", dependencies: ["TuttiIO", "TuttiCore"], swiftSettings: strict),
 
         // Test support: manual clock, lossy in-memory network, the built `tutti` binary and child processes.
-        .target(name: "TuttiTesting", dependencies: ["TuttiCore", "TuttiWire", "TuttiDiscovery"], path: "Tests/TuttiTesting", swiftSettings: strict),
+        .target(
+            name: "TuttiTesting", dependencies: ["TuttiCore", "TuttiWire", "TuttiDiscovery"], path: "Tests/TuttiTesting",
+            swiftSettings: strict),
 
         .testTarget(name: "TuttiCoreTests", dependencies: ["TuttiCore", "TuttiTesting"], swiftSettings: strict),
         .testTarget(name: "TuttiWireTests", dependencies: ["TuttiWire", "TuttiCore", "TuttiTesting"], swiftSettings: strict),
-        .testTarget(name: "TuttiCodecTests", dependencies: ["TuttiCodec", "TuttiCore", "TuttiAnalysis", "TuttiTesting"], swiftSettings: strict),
+        .testTarget(
+            name: "TuttiCodecTests", dependencies: ["TuttiCodec", "TuttiCore", "TuttiAnalysis", "TuttiTesting"], swiftSettings: strict),
         .testTarget(
             name: "TuttiStreamTests",
-            dependencies: ["TuttiStream", "TuttiCore", "TuttiWire", "TuttiCodec", "TuttiResample", "TuttiTesting", "TuttiAnalysis"], swiftSettings: strict),
+            dependencies: ["TuttiStream", "TuttiCore", "TuttiWire", "TuttiCodec", "TuttiResample", "TuttiTesting", "TuttiAnalysis"],
+            swiftSettings: strict),
         .testTarget(name: "TuttiProcessTests", dependencies: ["TuttiProcess"], swiftSettings: strict),
         .testTarget(name: "TuttiResampleTests", dependencies: ["TuttiResample", "TuttiAnalysis", "TuttiTesting"], swiftSettings: strict),
         .testTarget(name: "TuttiSessionTests", dependencies: ["TuttiSession", "TuttiCore", "TuttiWire"], swiftSettings: strict),
@@ -136,7 +140,9 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "TuttiEngineTests",
-            dependencies: ["TuttiEngine", "TuttiCore", "TuttiIO", "TuttiStream", "TuttiWire", "TuttiCodec", "TuttiProcess", "TuttiTesting"],
+            dependencies: [
+                "TuttiEngine", "TuttiCore", "TuttiIO", "TuttiStream", "TuttiWire", "TuttiCodec", "TuttiProcess", "TuttiTesting",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "TuttiCLITests",

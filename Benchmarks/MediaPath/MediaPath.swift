@@ -330,7 +330,9 @@ let benchmarks: @Sendable () -> Void = {
     let level = Fixture<LevelMeterState>()
     Benchmark("LevelMeter-measure-one-64-frame-stereo-period", configuration: configuration) { _ in
         let state = level.state!
-        if let reading = state.meter.measure(UnsafeBufferPointer(state.period), frames: stereoL24.packetFrames, channels: stereoL24.channels) {
+        if let reading = state.meter.measure(
+            UnsafeBufferPointer(state.period), frames: stereoL24.packetFrames, channels: stereoL24.channels)
+        {
             state.published.publish(reading)
         }
         state.periods &+= 1

@@ -2,7 +2,7 @@ import COpus
 
 /// The linked libopus. Opus streams arrive with a later issue; the library is linked now so the
 /// package's shape (a system-library target found through pkg-config) is settled.
-public enum OpusLibrary {
+package enum OpusLibrary {
     /// libopus's version string, e.g. "libopus 1.3.1". Thread-safe: yes.
-    public static var version: String { String(cString: opus_get_version_string()) }
+    package static var version: String { String(cString: opus_get_version_string()) }
 }

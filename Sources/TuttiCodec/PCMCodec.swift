@@ -50,7 +50,8 @@ public enum PCMCodec {
         case .l24:
             for index in 0..<samples.count {
                 let offset = index &* 3
-                let unsigned = UInt32(payload[offset]) << 24 | UInt32(payload[offset &+ 1]) << 16
+                let unsigned =
+                    UInt32(payload[offset]) << 24 | UInt32(payload[offset &+ 1]) << 16
                     | UInt32(payload[offset &+ 2]) << 8
                 let value = Int32(bitPattern: unsigned) >> 8  // sign-extend 24 → 32 bits
                 samples[index] = Float(value) * (1 / 8_388_608)

@@ -59,7 +59,8 @@ public enum IPAddress: Hashable, Sendable, CustomStringConvertible {
         case .ipv4(let value):
             return Self.dotted(value)
         case .ipv6(let high, let low):
-            let groups = (0..<4).map { UInt16(truncatingIfNeeded: high >> (48 - 16 * $0)) }
+            let groups =
+                (0..<4).map { UInt16(truncatingIfNeeded: high >> (48 - 16 * $0)) }
                 + (0..<4).map { UInt16(truncatingIfNeeded: low >> (48 - 16 * $0)) }
             if high == 0, low >> 32 == 0xFFFF {  // IPv4-mapped: ::ffff:a.b.c.d (RFC 5952 §5)
                 return "::ffff:" + Self.dotted(UInt32(truncatingIfNeeded: low))

@@ -74,9 +74,10 @@ public struct StreamFormat: Hashable, Sendable, Codable, CustomStringConvertible
     public var description: String {
         let latencyMs = Double(targetLatencyFrames) * 1000 / Double(sampleRate)
         let playout = synchronizedLatencyNanoseconds.map { ", synchronized playout at \(String(format: Double($0) / 1e6))ms" } ?? ""
-        let adaptive = adaptiveLatencyFrames.map {
-            " (adaptive \(String(format: Double($0.lowerBound) * 1000 / Double(sampleRate)))–\(String(format: Double($0.upperBound) * 1000 / Double(sampleRate)))ms)"
-        } ?? ""
+        let adaptive =
+            adaptiveLatencyFrames.map {
+                " (adaptive \(String(format: Double($0.lowerBound) * 1000 / Double(sampleRate)))–\(String(format: Double($0.upperBound) * 1000 / Double(sampleRate)))ms)"
+            } ?? ""
         return wireDescription + ", target latency \(String(format: latencyMs))ms" + adaptive + playout
     }
 }

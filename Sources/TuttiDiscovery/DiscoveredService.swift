@@ -1,23 +1,23 @@
 /// One peer found by DNS-SD browsing, merged over every interface and IP protocol it was seen on.
 ///
 /// A plain value: create, copy and read it on any thread.
-public struct DiscoveredService: Sendable, Equatable {
+package struct DiscoveredService: Sendable, Equatable {
     /// The DNS-SD instance name the peer published (for example "Studio A").
-    public var instanceName: String
+    package var instanceName: String
     /// The host name from the SRV record, for example "h2.local".
-    public var hostName: String
+    package var hostName: String
     /// Every resolved address, deduplicated: IPv4 first, then IPv6 (global before link-local).
     /// IPv6 link-local addresses carry their zone, for example "fe80::1%eth0", so they can be
     /// handed to `getaddrinfo` or a socket API as they are.
-    public var addresses: [String]
+    package var addresses: [String]
     /// The port from the SRV record.
-    public var port: UInt16
+    package var port: UInt16
     /// The TXT record as key/value pairs. An entry without "=" gives the key with an empty value;
     /// bytes that are not valid UTF-8 are replaced with U+FFFD.
-    public var txt: [String: String]
+    package var txt: [String: String]
 
     /// Creates a value; any thread.
-    public init(instanceName: String, hostName: String, addresses: [String], port: UInt16, txt: [String: String]) {
+    package init(instanceName: String, hostName: String, addresses: [String], port: UInt16, txt: [String: String]) {
         self.instanceName = instanceName
         self.hostName = hostName
         self.addresses = addresses

@@ -2,15 +2,15 @@
 ///
 /// An absent avahi-daemon is *not* an error: the discovery then keeps running, reports
 /// ``DiscoveryEvent/daemonUnavailable(reason:)`` and connects when the daemon appears.
-public struct DiscoveryError: Error, CustomStringConvertible {
+package struct DiscoveryError: Error, CustomStringConvertible {
     /// What failed, as one line.
-    public var message: String
+    package var message: String
 
     /// Creates an error; any thread.
-    public init(_ message: String) {
+    package init(_ message: String) {
         self.message = message
     }
 
     /// One clear line, for example `service discovery: invalid DNS-SD service type "tutti" (expected e.g. "_tutti._udp")`.
-    public var description: String { "service discovery: \(message)" }
+    package var description: String { "service discovery: \(message)" }
 }

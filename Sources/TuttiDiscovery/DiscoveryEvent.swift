@@ -3,7 +3,7 @@
 /// Events arrive one at a time, in order, on the discovery's private serial event queue (never on
 /// Avahi's thread and never with a lock held), so a handler may call back into the
 /// ``ServiceDiscovery``. A plain value: read it on any thread.
-public enum DiscoveryEvent: Sendable, Equatable {
+package enum DiscoveryEvent: Sendable, Equatable {
     /// Our service is established (probing finished, announced) under `name`. Sent after every
     /// (re-)registration, including after the daemon came back.
     case published(name: String)

@@ -18,7 +18,7 @@ import Synchronization
 /// `@unchecked Sendable`: the only mutable state lives in the `AvahiEngine`, which is touched only
 /// with the threaded poll's mutex held (by these methods, or by Avahi's thread while it runs
 /// callbacks); `poll` and `sink` are set once; `lifecycle` is a `Mutex` serializing `stop()`.
-public final class ServiceDiscovery: @unchecked Sendable {
+package final class ServiceDiscovery: @unchecked Sendable {
     private let poll: OpaquePointer
     private let engine: AvahiEngine
     private let sink: EventSink
@@ -35,7 +35,7 @@ public final class ServiceDiscovery: @unchecked Sendable {
     ///   - onEvent: receives every ``DiscoveryEvent``, serially, on a private queue.
     /// - Throws: ``DiscoveryError`` if the service type is invalid or Avahi's event loop cannot be
     ///   created. An absent daemon is not an error.
-    public init(
+    package init(
         serviceType: String = "_tutti._udp",
         onEvent: @escaping @Sendable (DiscoveryEvent) -> Void
     ) throws(DiscoveryError) {
@@ -87,7 +87,7 @@ public final class ServiceDiscovery: @unchecked Sendable {
     /// Names are made publishable rather than rejected: an empty name becomes "Tutti" and one
     /// longer than 63 UTF-8 bytes is cut. TXT entries with an empty key, a key containing "=" or
     /// longer than 255 bytes as "key=value" are left out.
-    public func publish(name: String, port: UInt16, txt: [String: String]) {
+    package func publish(name: String, port: UInt16, txt: [String: String]) {
         withEngine { $0.publish(name: name, port: port, txt: txt) }
     }
 
@@ -97,7 +97,7 @@ public final class ServiceDiscovery: @unchecked Sendable {
     ///
     /// Call from any thread (also from `onEvent`). Results arrive as `serviceFound` and
     /// `serviceRemoved` on the event queue. Our own service is reported like any other.
-    public func startBrowsing() {
+    package func startBrowsing() {
         withEngine { $0.startBrowsing() }
     }
 
@@ -106,7 +106,7 @@ public final class ServiceDiscovery: @unchecked Sendable {
     /// (after a rename or while the daemon is away) and after ``stop()``.
     ///
     /// Read from any thread (also from `onEvent`).
-    public var currentName: String? {
+    package var currentName: String? {
         withEngine { $0.currentName }
     }
 
@@ -116,7 +116,7 @@ public final class ServiceDiscovery: @unchecked Sendable {
     ///
     /// Call from any thread (also from `onEvent`). No event is delivered once `stop()` has
     /// returned; when called from another thread it waits for an `onEvent` call in progress.
-    public func stop() {
+    package func stop() {
         sink.close()
         lifecycle.withLock { stopped in
             guard !stopped else { return }

@@ -13,7 +13,7 @@ import Synchronization
 ///
 /// Thread rules: `insert`/`remove` on the control plane only (one caller at a time: the peer actor);
 /// `forEachActive` on the device thread only. Realtime-safe: `forEachActive`.
-public final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable {
+package final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable {
     private enum SlotState: Int {
         case empty = 0
         case active = 1
@@ -21,7 +21,7 @@ public final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable {
         case retired = 3
     }
 
-    public let capacity: Int
+    package let capacity: Int
     private let states: UnsafeMutablePointer<Atomic<Int>>
     /// Written by the control plane while a slot is empty; read by the device thread while it is active.
     private let objects: UnsafeMutablePointer<Unmanaged<Connection>?>
@@ -29,9 +29,9 @@ public final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable {
     private let usedSlots = Atomic<Int>(0)
 
     /// Connections a port holds at most: enough for a mixing desk's inputs or a wide fan-out.
-    public static var portCapacity: Int { 256 }
+    package static var portCapacity: Int { 256 }
 
-    public init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = capacity
         states = .allocate(capacity: capacity)
         for index in 0..<capacity { (states + index).initialize(to: Atomic(SlotState.empty.rawValue)) }
@@ -47,7 +47,7 @@ public final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable {
     }
 
     /// Publishes `connection`. Returns `false` when every slot is taken.
-    public func insert(_ connection: Connection) -> Bool {
+    package func insert(_ connection: Connection) -> Bool {
         for index in 0..<capacity where states[index].load(ordering: .acquiring) == SlotState.empty.rawValue {
             objects[index] = Unmanaged.passRetained(connection)
             if index >= usedSlots.load(ordering: .relaxed) { usedSlots.store(index + 1, ordering: .releasing) }
@@ -59,7 +59,7 @@ public final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable {
 
     /// Withdraws `connection`; when `deviceRunning`, waits (sleeping, up to `timeout`) for the device thread to
     /// let go of it. Returns `false` if it was not in the table.
-    public func remove(_ connection: Connection, deviceRunning: Bool, timeout: Duration = .seconds(2)) async -> Bool {
+    package func remove(_ connection: Connection, deviceRunning: Bool, timeout: Duration = .seconds(2)) async -> Bool {
         guard let index = activeSlot(of: connection) else { return false }
         if deviceRunning {
             states[index].store(SlotState.retiring.rawValue, ordering: .releasing)
@@ -75,7 +75,7 @@ public final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable {
 
     /// Withdraws `connection` from a table no device thread reads (its clock does not run). Returns `false` if
     /// it was not in the table.
-    public func removeIdle(_ connection: Connection) -> Bool {
+    package func removeIdle(_ connection: Connection) -> Bool {
         guard let index = activeSlot(of: connection) else { return false }
         release(slot: index)
         return true
@@ -97,7 +97,7 @@ public final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable {
 
     /// Calls `body` with every active connection; acknowledges retiring ones. Device thread only.
     @inline(__always)
-    public func forEachActive(_ body: (Connection) -> Void) {
+    package func forEachActive(_ body: (Connection) -> Void) {
         for index in 0..<capacity {
             let state = states[index].load(ordering: .acquiring)
             if state == SlotState.active.rawValue {
@@ -110,12 +110,12 @@ public final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable {
 
     /// Whether every slot is empty: no connection published, and none still being withdrawn by a `remove`
     /// that waits for the device thread. Control plane only.
-    public var isEmpty: Bool {
+    package var isEmpty: Bool {
         (0..<capacity).allSatisfy { states[$0].load(ordering: .acquiring) == SlotState.empty.rawValue }
     }
 
     /// Every published connection. Control plane only.
-    public var all: [Connection] {
+    package var all: [Connection] {
         (0..<capacity).compactMap { index in
             states[index].load(ordering: .acquiring) == SlotState.active.rawValue ? objects[index]?.takeUnretainedValue() : nil
         }

@@ -21,12 +21,12 @@ public final class EngineClock: @unchecked Sendable {
     private let nodes = ConnectionTable<PeriodNode>(capacity: EngineClock.nodeCapacity)
     /// The sockets of the receiving connections of this clock's ports, served at the start of each period by
     /// the clock's own thread (never started as a thread of its own).
-    public let network: PacketReceiveLoop
+    package let network: PacketReceiveLoop
     /// The media socket every receiving connection of this clock's ports gets its packets through.
     public let media: MediaInput
     /// The period's outgoing packets of every sender port on this clock; written and flushed by the clock
     /// thread only (allocated here, freed in `deinit`).
-    public let fanOut: UnsafeMutablePointer<SendFanOut>
+    package let fanOut: UnsafeMutablePointer<SendFanOut>
     private var device: PacedDeviceClock?
     /// Overruns of earlier runs of the thread (each run has its own `PacedDeviceClock`).
     private var earlierOverruns: UInt64 = 0
@@ -39,7 +39,7 @@ public final class EngineClock: @unchecked Sendable {
     ///   thread is started.
     /// - Throws: `EngineError` when the system refuses the network poller (epoll, eventfd).
     /// - Parameter sendSocket: the socket the clock's sender ports send from (the engine's).
-    public init(
+    package init(
         name: String, sampleRate: Int, periodFrames: Int, sendSocket: UDPSocket, threaded: Bool = true
     ) throws(EngineError) {
         do {
@@ -84,7 +84,7 @@ public final class EngineClock: @unchecked Sendable {
     /// Runs `node` from the next period on, starting the clock thread if it is idle.
     ///
     /// - Throws: `EngineError` when `nodeCapacity` ports are attached already.
-    public func attach(_ node: PeriodNode) throws(EngineError) {
+    package func attach(_ node: PeriodNode) throws(EngineError) {
         guard nodes.insert(node) else {
             throw EngineError("the \(sampleRate) Hz engine clock runs \(Self.nodeCapacity) ports already")
         }
@@ -99,7 +99,7 @@ public final class EngineClock: @unchecked Sendable {
 
     /// Stops running `node`: when this returns the clock thread never touches it (or its context) again.
     /// Stops the thread after the last port.
-    public func detach(_ node: PeriodNode) async {
+    package func detach(_ node: PeriodNode) async {
         guard await nodes.remove(node, deviceRunning: device != nil) else { return }
         attached -= 1
         if attached == 0, let device {

@@ -1,12 +1,12 @@
 import TuttiJACK
 
-public extension JACKClient {
+extension JACKClient {
     /// Moves `processor` (a port's noncopyable JACK state) behind a pointer and registers it, with
     /// `handler`, for ports `prefix_1 … prefix_channels`. Control plane, before the client activates.
     ///
     /// - Returns: the pointer the handler gets as its context; give it back to `releaseProcessor`.
     /// - Throws: the registration failure as a one-line `EngineError` (nothing stays allocated).
-    func registerProcessor<Processor: ~Copyable>(
+    package func registerProcessor<Processor: ~Copyable>(
         _ processor: consuming Processor, prefix: String, channels: Int, direction: JACKPortDirection, handler: JACKPeriodHandler
     ) throws(EngineError) -> UnsafeMutablePointer<Processor> {
         let pointer = UnsafeMutablePointer<Processor>.allocate(capacity: 1)
@@ -24,7 +24,7 @@ public extension JACKClient {
 
     /// Closes the client (so no callback runs any more), then frees a processor from `registerProcessor`.
     /// Control plane.
-    func releaseProcessor<Processor: ~Copyable>(_ pointer: UnsafeMutablePointer<Processor>) {
+    package func releaseProcessor<Processor: ~Copyable>(_ pointer: UnsafeMutablePointer<Processor>) {
         close()
         pointer.deinitialize(count: 1)
         pointer.deallocate()

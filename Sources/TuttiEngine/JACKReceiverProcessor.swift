@@ -13,15 +13,15 @@ import TuttiJACK
 /// connection: silence. Cycles longer than `chunkFrames` are rendered in chunks. Cycles the client missed
 /// (`skippedFrames`) are rendered and discarded first, so every play head stays on the server's frame
 /// clock: the audio due then is lost, as on a sound card's overrun, and the latency stays. Realtime-safe: yes.
-public struct JACKReceiverProcessor: ~Copyable {
-    public let table: Unmanaged<ConnectionTable<ReceiveConnection>>
-    public let captureClock: CaptureClockSource
-    public let channels: Int
-    public let chunkFrames: Int
+package struct JACKReceiverProcessor: ~Copyable {
+    package let table: Unmanaged<ConnectionTable<ReceiveConnection>>
+    package let captureClock: CaptureClockSource
+    package let channels: Int
+    package let chunkFrames: Int
     /// One chunk of `channels` interleaved samples (the mixer's output layout).
-    public let mix: UnsafeMutableBufferPointer<Float>
+    package let mix: UnsafeMutableBufferPointer<Float>
 
-    public init(table: ConnectionTable<ReceiveConnection>, captureClock: CaptureClockSource, channels: Int, chunkFrames: Int) {
+    package init(table: ConnectionTable<ReceiveConnection>, captureClock: CaptureClockSource, channels: Int, chunkFrames: Int) {
         self.table = Unmanaged.passUnretained(table)
         self.captureClock = captureClock
         self.channels = channels
@@ -33,7 +33,7 @@ public struct JACKReceiverProcessor: ~Copyable {
     deinit { mix.deallocate() }
 
     /// The JACK handler: `context` is an `UnsafeMutablePointer<JACKReceiverProcessor>`.
-    public static let handler: JACKPeriodHandler = { context, buffers, frames, skipped, start, end in
+    package static let handler: JACKPeriodHandler = { context, buffers, frames, skipped, start, end in
         guard let context, let buffers else { return }
         context.assumingMemoryBound(to: JACKReceiverProcessor.self).pointee.process(
             buffers, frames: frames, skippedFrames: skipped, start: HostTime(nanoseconds: start), end: HostTime(nanoseconds: end))
@@ -41,7 +41,7 @@ public struct JACKReceiverProcessor: ~Copyable {
 
     /// Renders and discards `skippedFrames` (the cycles missed before this one, which end at `start`), then
     /// renders and mixes one cycle, chunk by chunk, into the JACK output buffers. JACK's process thread only.
-    public func process(
+    package func process(
         _ buffers: UnsafePointer<UnsafeMutablePointer<Float>?>, frames: Int, skippedFrames: Int, start: HostTime, end: HostTime
     ) {
         for channel in 0..<channels where buffers[channel] == nil { return }

@@ -14,17 +14,19 @@ import TuttiJACK
 /// for) is processed in chunks, so a buffer-size change needs no reallocation. Cycles the client missed
 /// (`skippedFrames`) are sent as silence first, so the stream's RTP timeline stays on the server's frame
 /// clock and a receiver's latency does not drop by a cycle at each miss. Realtime-safe: yes.
-public struct JACKSenderProcessor: ~Copyable {
-    public let table: Unmanaged<ConnectionTable<SendConnection>>
+package struct JACKSenderProcessor: ~Copyable {
+    package let table: Unmanaged<ConnectionTable<SendConnection>>
     /// The period's datagrams to every connection, sent in one system call.
-    public var fanOut: SendFanOut
-    public let captureClock: CaptureClockSource
-    public let channels: Int
-    public let chunkFrames: Int
+    package var fanOut: SendFanOut
+    package let captureClock: CaptureClockSource
+    package let channels: Int
+    package let chunkFrames: Int
     /// One chunk of `channels` interleaved samples (the packetizer's input layout).
-    public let interleaved: UnsafeMutableBufferPointer<Float>
+    package let interleaved: UnsafeMutableBufferPointer<Float>
 
-    public init(table: ConnectionTable<SendConnection>, socket: UDPSocket, captureClock: CaptureClockSource, channels: Int, chunkFrames: Int) {
+    package init(
+        table: ConnectionTable<SendConnection>, socket: UDPSocket, captureClock: CaptureClockSource, channels: Int, chunkFrames: Int
+    ) {
         self.table = Unmanaged.passUnretained(table)
         fanOut = SendFanOut(socket: socket)
         self.captureClock = captureClock
@@ -37,7 +39,7 @@ public struct JACKSenderProcessor: ~Copyable {
     deinit { interleaved.deallocate() }
 
     /// The JACK handler: `context` is an `UnsafeMutablePointer<JACKSenderProcessor>`.
-    public static let handler: JACKPeriodHandler = { context, buffers, frames, skipped, start, end in
+    package static let handler: JACKPeriodHandler = { context, buffers, frames, skipped, start, end in
         guard let context, let buffers else { return }
         context.assumingMemoryBound(to: JACKSenderProcessor.self).pointee.process(
             buffers, frames: frames, skippedFrames: skipped, start: HostTime(nanoseconds: start), end: HostTime(nanoseconds: end))
@@ -46,7 +48,7 @@ public struct JACKSenderProcessor: ~Copyable {
     /// Sends `skippedFrames` of silence (the cycles missed before this one, which end at `start`), then
     /// interleaves one cycle of the JACK input ports, chunk by chunk, stamps each chunk with its capture time
     /// on the peer's capture clock, and hands it to every connection. JACK's process thread only.
-    public mutating func process(
+    package mutating func process(
         _ buffers: UnsafePointer<UnsafeMutablePointer<Float>?>, frames: Int, skippedFrames: Int, start: HostTime, end: HostTime
     ) {
         for channel in 0..<channels where buffers[channel] == nil { return }

@@ -42,7 +42,7 @@ public final class MediaEngine: @unchecked Sendable {
     /// ports' packets of a period with one `sendmmsg` from it. Control plane.
     ///
     /// - Throws: `EngineError` when no UDP socket can be opened.
-    public func sendSocket() throws(EngineError) -> UDPSocket {
+    package func sendSocket() throws(EngineError) -> UDPSocket {
         if let sender { return sender }
         do {
             let created = try UDPSocket()
@@ -61,7 +61,7 @@ public final class MediaEngine: @unchecked Sendable {
     /// opened). Control plane.
     public var jackStrayDatagrams: UInt64? { jackInput?.demux.strayDatagrams }
 
-    public func jackMedia() throws(EngineError) -> MediaInput {
+    package func jackMedia() throws(EngineError) -> MediaInput {
         if let jackInput { return jackInput }
         let loop: PacketReceiveLoop
         do {

@@ -7,9 +7,9 @@ import TuttiIO
 /// Made on the control plane when its clock (or the first `jack` connection) needs it, kept while the engine
 /// lives; its port is the `mediaPort` a receiver answers with.
 public final class MediaInput: @unchecked Sendable {
-    public let socket: UDPSocket
+    package let socket: UDPSocket
     public let demux: StreamDemux
-    public let loop: PacketReceiveLoop
+    package let loop: PacketReceiveLoop
     private let registration: PacketReceiveLoop.Registration
 
     /// The UDP port senders send this input's streams to.
@@ -18,7 +18,7 @@ public final class MediaInput: @unchecked Sendable {
     /// Opens the socket and registers it on `loop`. Control plane.
     ///
     /// - Throws: `EngineError` when no UDP socket can be opened or the loop refuses it.
-    public init(loop: PacketReceiveLoop, streamCapacity: Int) throws(EngineError) {
+    package init(loop: PacketReceiveLoop, streamCapacity: Int) throws(EngineError) {
         do {
             socket = try UDPSocket()
         } catch {

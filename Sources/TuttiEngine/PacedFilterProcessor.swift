@@ -14,22 +14,22 @@ import TuttiWire
 /// Lives behind an `UnsafeMutablePointer` that `FilterPort` allocates when the port starts and frees after
 /// detaching it from the clock. Class references are held unmanaged (the port keeps them alive). Realtime-safe:
 /// yes.
-public struct PacedFilterProcessor: ~Copyable {
-    public let inputs: Unmanaged<ConnectionTable<ReceiveConnection>>
-    public let outputs: Unmanaged<ConnectionTable<SendConnection>>
-    public let fanOut: UnsafeMutablePointer<SendFanOut>
-    public let mailbox: Unmanaged<ParameterMailbox>
-    public let captureClock: CaptureClockSource
+package struct PacedFilterProcessor: ~Copyable {
+    package let inputs: Unmanaged<ConnectionTable<ReceiveConnection>>
+    package let outputs: Unmanaged<ConnectionTable<SendConnection>>
+    package let fanOut: UnsafeMutablePointer<SendFanOut>
+    package let mailbox: Unmanaged<ParameterMailbox>
+    package let captureClock: CaptureClockSource
     /// The capture clock of the outgoing streams (the peer's: Link ghost time when it runs Link).
-    public let outputClock: CaptureClock
-    public let channels: Int
+    package let outputClock: CaptureClock
+    package let channels: Int
     /// One period of `channels` interleaved samples: the mix, processed in place.
-    public let mix: UnsafeMutableBufferPointer<Float>
-    public var processor: BuiltInProcessor
+    package let mix: UnsafeMutableBufferPointer<Float>
+    package var processor: BuiltInProcessor
     /// The processor's latency in nanoseconds at the port's rate.
-    public let latencyNanoseconds: Int64
+    package let latencyNanoseconds: Int64
 
-    public init(
+    package init(
         inputs: ConnectionTable<ReceiveConnection>, outputs: ConnectionTable<SendConnection>, fanOut: UnsafeMutablePointer<SendFanOut>,
         mailbox: ParameterMailbox, processor: BuiltInProcessor, captureClock: CaptureClockSource, outputClock: CaptureClock,
         channels: Int, periodFrames: Int, sampleRate: Int
@@ -50,13 +50,13 @@ public struct PacedFilterProcessor: ~Copyable {
     deinit { mix.deallocate() }
 
     /// The clock's handler: `context` is an `UnsafeMutablePointer<PacedFilterProcessor>`.
-    public static let handler: PacedDeviceClock.Handler = { context, periodTime, frames in
+    package static let handler: PacedDeviceClock.Handler = { context, periodTime, frames in
         context!.assumingMemoryBound(to: PacedFilterProcessor.self).pointee.process(
             frames: frames, periodTime: HostTime(nanoseconds: periodTime))
     }
 
     /// Receives, processes and sends one period that starts at `periodTime`. Clock thread only.
-    public mutating func process(frames: Int, periodTime: HostTime) {
+    package mutating func process(frames: Int, periodTime: HostTime) {
         let (mix, channels, captureClock, outputClock) = (mix, channels, captureClock, outputClock)
         let carried = inputs._withUnsafeGuaranteedRef { table in
             ReceiverPort.mixPeriod(

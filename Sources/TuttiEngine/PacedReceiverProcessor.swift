@@ -9,16 +9,16 @@ import TuttiStream
 /// Lives behind an `UnsafeMutablePointer` that `ReceiverPort` allocates when a take starts and frees after
 /// detaching it from the clock; the clock passes it to `handler` as the context. Class references are held
 /// unmanaged (the port keeps them alive); all fields are immutable. Realtime-safe: yes.
-public struct PacedReceiverProcessor: ~Copyable {
-    public let table: Unmanaged<ConnectionTable<ReceiveConnection>>
-    public let ring: Unmanaged<SampleRing>
-    public let timing: Unmanaged<RecordingTiming>
-    public let captureClock: CaptureClockSource
-    public let channels: Int
+package struct PacedReceiverProcessor: ~Copyable {
+    package let table: Unmanaged<ConnectionTable<ReceiveConnection>>
+    package let ring: Unmanaged<SampleRing>
+    package let timing: Unmanaged<RecordingTiming>
+    package let captureClock: CaptureClockSource
+    package let channels: Int
     /// One period of `channels` interleaved samples: the mix.
-    public let mix: UnsafeMutableBufferPointer<Float>
+    package let mix: UnsafeMutableBufferPointer<Float>
 
-    public init(
+    package init(
         table: ConnectionTable<ReceiveConnection>, writer: SinkWriter, captureClock: CaptureClockSource, channels: Int,
         periodFrames: Int
     ) {
@@ -34,13 +34,13 @@ public struct PacedReceiverProcessor: ~Copyable {
     deinit { mix.deallocate() }
 
     /// The clock's handler: `context` is an `UnsafeMutablePointer<PacedReceiverProcessor>`.
-    public static let handler: PacedDeviceClock.Handler = { context, periodTime, frames in
+    package static let handler: PacedDeviceClock.Handler = { context, periodTime, frames in
         context!.assumingMemoryBound(to: PacedReceiverProcessor.self).pointee.process(
             frames: frames, periodTime: HostTime(nanoseconds: periodTime))
     }
 
     /// Plays one period that starts at `periodTime` into the sink's ring. Clock thread only.
-    public func process(frames: Int, periodTime: HostTime) {
+    package func process(frames: Int, periodTime: HostTime) {
         let (mix, channels, captureClock) = (mix, channels, captureClock)
         _ = table._withUnsafeGuaranteedRef { table in
             ReceiverPort.mixPeriod(of: table, into: mix, channels: channels, frames: frames, now: periodTime, captureClock: captureClock)

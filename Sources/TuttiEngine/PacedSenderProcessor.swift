@@ -9,18 +9,18 @@ import TuttiIO
 /// after detaching it from the clock; the clock passes it to `handler` as the context. Class references are
 /// held unmanaged (the port keeps them alive), so the period does no reference counting; all fields are
 /// immutable. Realtime-safe: yes.
-public struct PacedSenderProcessor: ~Copyable {
-    public let table: Unmanaged<ConnectionTable<SendConnection>>
+package struct PacedSenderProcessor: ~Copyable {
+    package let table: Unmanaged<ConnectionTable<SendConnection>>
     /// The clock's fan-out: the period's datagrams of every sender port on the clock, which the clock sends
     /// in one system call after running its ports.
-    public let fanOut: UnsafeMutablePointer<SendFanOut>
-    public let renderer: Unmanaged<SourceRenderer>
-    public let captureClock: CaptureClockSource
-    public let channels: Int
+    package let fanOut: UnsafeMutablePointer<SendFanOut>
+    package let renderer: Unmanaged<SourceRenderer>
+    package let captureClock: CaptureClockSource
+    package let channels: Int
     /// One period of `channels` interleaved samples.
-    public let period: UnsafeMutableBufferPointer<Float>
+    package let period: UnsafeMutableBufferPointer<Float>
 
-    public init(
+    package init(
         table: ConnectionTable<SendConnection>, fanOut: UnsafeMutablePointer<SendFanOut>, renderer: SourceRenderer,
         captureClock: CaptureClockSource, channels: Int, periodFrames: Int
     ) {
@@ -36,13 +36,13 @@ public struct PacedSenderProcessor: ~Copyable {
     deinit { period.deallocate() }
 
     /// The clock's handler: `context` is an `UnsafeMutablePointer<PacedSenderProcessor>`.
-    public static let handler: PacedDeviceClock.Handler = { context, periodTime, frames in
+    package static let handler: PacedDeviceClock.Handler = { context, periodTime, frames in
         context!.assumingMemoryBound(to: PacedSenderProcessor.self).pointee.process(
             frames: frames, periodTime: HostTime(nanoseconds: periodTime))
     }
 
     /// Renders and sends one period that starts at `periodTime`. Clock thread only.
-    public func process(frames: Int, periodTime: HostTime) {
+    package func process(frames: Int, periodTime: HostTime) {
         // Capture time: the period's nominal start on the capture clock (Link ghost time or wall clock).
         let captureTime = captureClock.captureTime(of: periodTime)
         let channels = channels

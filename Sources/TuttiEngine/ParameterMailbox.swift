@@ -5,13 +5,13 @@ import Synchronization
 /// period, takes the marks and applies the slots' values (the newest one, if a value changed twice).
 ///
 /// Thread rules: `post` on the control plane; `drain` on the engine thread. Realtime-safe: `drain`.
-public final class ParameterMailbox: @unchecked Sendable {
+package final class ParameterMailbox: @unchecked Sendable {
     /// Parameters a processor has at most.
-    public static let capacity = 16
+    package static let capacity = 16
     private let slots: UnsafeMutablePointer<Atomic<UInt64>>
     private let marks = Atomic<UInt64>(0)
 
-    public init() {
+    package init() {
         slots = .allocate(capacity: Self.capacity)
         for index in 0..<Self.capacity { (slots + index).initialize(to: Atomic(0)) }
     }
@@ -22,7 +22,7 @@ public final class ParameterMailbox: @unchecked Sendable {
     }
 
     /// Hands parameter `index` (below `capacity`) its new `value`, already checked against its range.
-    public func post(_ index: Int, _ value: Double) {
+    package func post(_ index: Int, _ value: Double) {
         precondition((0..<Self.capacity).contains(index))
         slots[index].store(value.bitPattern, ordering: .relaxed)
         marks.bitwiseOr(1 << UInt64(index), ordering: .releasing)
@@ -30,7 +30,7 @@ public final class ParameterMailbox: @unchecked Sendable {
 
     /// Calls `apply` with every parameter posted since the last drain, lowest index first.
     @inline(__always)
-    public func drain(_ apply: (Int, Double) -> Void) {
+    package func drain(_ apply: (Int, Double) -> Void) {
         var pending = marks.exchange(0, ordering: .acquiring)
         while pending != 0 {
             let index = pending.trailingZeroBitCount

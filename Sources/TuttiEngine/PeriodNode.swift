@@ -6,11 +6,11 @@ import TuttiIO
 ///
 /// The port owns what `context` points to and frees it only after `EngineClock.detach` has returned.
 /// Immutable; created and dropped on the control plane, called on the clock thread.
-public final class PeriodNode: @unchecked Sendable {
-    public let handler: PacedDeviceClock.Handler
-    public let context: UnsafeMutableRawPointer
+package final class PeriodNode: @unchecked Sendable {
+    package let handler: PacedDeviceClock.Handler
+    package let context: UnsafeMutableRawPointer
 
-    public init(handler: PacedDeviceClock.Handler, context: UnsafeMutableRawPointer) {
+    package init(handler: PacedDeviceClock.Handler, context: UnsafeMutableRawPointer) {
         self.handler = handler
         self.context = context
     }

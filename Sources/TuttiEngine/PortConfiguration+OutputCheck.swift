@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import TuttiIO
 
 extension PortConfiguration {
     /// Checks that a `wav` receiver can create its files: the directory exists, is a directory and is
@@ -17,19 +18,19 @@ extension PortConfiguration {
             EngineError("port \(descriptor.name): cannot record to \(path): \(why)")
         }
         var status = stat()
-        if naming.isDirectoryPath || (stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR) {
+        if naming.isDirectoryPath || (system_stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR) {
             var directory = path
             while directory.count > 1, directory.hasSuffix("/") { directory.removeLast() }
             let example = directory.isEmpty ? "" : directory == "/" ? "/" : directory + "/"
             throw refuse("it is a directory; give a file name, e.g. path=\(example)\(descriptor.name).wav")
         }
         let directory = naming.directory
-        guard stat(directory, &status) == 0 else {
+        guard system_stat(directory, &status) == 0 else {
             if errno == ENOENT { throw refuse("directory \(directory) does not exist") }
             throw refuse("directory \(directory): \(String(cString: strerror(errno)))")
         }
         guard status.st_mode & S_IFMT == S_IFDIR else { throw refuse("\(directory) is not a directory") }
-        guard access(directory, W_OK | X_OK) == 0 else {
+        guard system_access(directory, W_OK | X_OK) == 0 else {
             throw refuse("directory \(directory) is not writable (\(String(cString: strerror(errno))))")
         }
     }

@@ -8,7 +8,7 @@ public enum RawPCMEncoding: String, Sendable, Hashable, CaseIterable {
     case f32le
 
     /// The byte layout.
-    public var layout: LittleEndianPCM {
+    package var layout: LittleEndianPCM {
         switch self {
         case .s16le: .int16
         case .s24le: .int24

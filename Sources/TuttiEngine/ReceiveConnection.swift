@@ -55,7 +55,7 @@ public final class ReceiveConnection: @unchecked Sendable {
     /// Starts taking this stream's datagrams from `input` (its SSRC names it there). Control plane.
     ///
     /// - Throws: `EngineError` when the input carries as many streams as it can, or this SSRC already.
-    public func start(on input: MediaInput) throws(EngineError) {
+    package func start(on input: MediaInput) throws(EngineError) {
         guard self.input == nil else { return }
         try input.demux.insert(receiver)
         self.input = input

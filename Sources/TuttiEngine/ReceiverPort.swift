@@ -95,7 +95,7 @@ public final class ReceiverPort: @unchecked Sendable {
     ///   stream's on that clock that knows it; `Int64.min` when none does (or `captureTimeOn` is nil).
     @inline(__always)
     @discardableResult
-    public static func mixPeriod(
+    package static func mixPeriod(
         of table: ConnectionTable<ReceiveConnection>, into mix: UnsafeMutableBufferPointer<Float>, channels: Int, frames: Int,
         now: HostTime, captureClock: CaptureClockSource, captureTimeOn carried: CaptureClock? = nil
     ) -> Int64 {
@@ -213,7 +213,7 @@ public final class ReceiverPort: @unchecked Sendable {
                     path: path, sampleRate: sampleRate, channels: descriptor.channels, encoding: encoding, replacing: false)
                 lastTake = number
                 return file
-            } catch where error.errno == EEXIST {
+            } catch  where error.errno == EEXIST {
                 continue
             } catch {
                 throw EngineError("cannot record \(descriptor.name) to \(path): \(String(cString: strerror(error.errno)))")

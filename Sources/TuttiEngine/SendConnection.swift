@@ -45,7 +45,7 @@ public final class SendConnection: @unchecked Sendable {
 
     /// Packetizes one period of the port's audio (`portChannels` interleaved) and queues what is complete
     /// on the port's `fanOut`, which sends it. Device thread only. Realtime-safe: yes.
-    public func send(
+    package func send(
         _ portSamples: UnsafeBufferPointer<Float>, portChannels: Int, frames: Int, captureTime: Int64, fanOut: inout SendFanOut
     ) {
         let channels = format.channels

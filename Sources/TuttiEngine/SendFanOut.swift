@@ -10,18 +10,18 @@ import TuttiIO
 ///
 /// Owned by an `EngineClock` (its paced sender ports share it) or a `JACKSenderProcessor`; device thread only.
 /// Realtime-safe: yes (copies and system calls; the slots are allocated in `init`).
-public struct SendFanOut: ~Copyable {
+package struct SendFanOut: ~Copyable {
     /// Datagrams per `sendmmsg`.
-    public static var batchCapacity: Int { 64 }
+    package static var batchCapacity: Int { 64 }
     private var batch = UDPSendBatch(capacity: SendFanOut.batchCapacity)
     /// The connection that added each slot's datagram (unretained: the connection table keeps it alive
     /// through the period).
     private let owners: UnsafeMutablePointer<Unmanaged<SendConnection>>
     private let socket: Unmanaged<UDPSocket>
     /// `sendmmsg` calls made so far (device thread; read by tests on a hand-driven clock).
-    public private(set) var systemCalls = 0
+    package private(set) var systemCalls = 0
 
-    public init(socket: UDPSocket) {
+    package init(socket: UDPSocket) {
         self.socket = Unmanaged.passUnretained(socket)
         owners = .allocate(capacity: Self.batchCapacity)
     }
@@ -31,7 +31,7 @@ public struct SendFanOut: ~Copyable {
     /// Queues `datagram` for `destination` on behalf of `connection` (flushing first when the batch is full).
     /// A datagram larger than a slot is counted as a failed send of `connection`.
     @inline(__always)
-    public mutating func add(_ datagram: UnsafeRawBufferPointer, to destination: UDPAddress, from connection: SendConnection) {
+    package mutating func add(_ datagram: UnsafeRawBufferPointer, to destination: UDPAddress, from connection: SendConnection) {
         if batch.count == batch.capacity { flush() }
         guard let slot = batch.append(datagram, to: destination) else {
             connection.countSend(succeeded: false)
@@ -42,7 +42,7 @@ public struct SendFanOut: ~Copyable {
 
     /// Sends what was queued and credits every datagram's connection. Call at the end of each period.
     @inline(__always)
-    public mutating func flush() {
+    package mutating func flush() {
         guard batch.count > 0 else { return }
         let outcome = socket._withUnsafeGuaranteedRef { batch.send(from: $0) }
         systemCalls &+= outcome.systemCalls

@@ -17,9 +17,9 @@ import TuttiStream
 ///
 /// Control plane: `init`, `stop`, `failure`, `recordedFrames`. Device thread: `ring.write`, `timing`. Writer
 /// thread: internal.
-public final class SinkWriter: @unchecked Sendable {
+package final class SinkWriter: @unchecked Sendable {
     /// Where the audio goes, already opened by the port.
-    public enum Output {
+    package enum Output {
         /// A take's WAV file (the writer closes it).
         case wav(WAVWriter)
         /// Raw PCM on standard output (file descriptor 1).
@@ -28,27 +28,27 @@ public final class SinkWriter: @unchecked Sendable {
         case discard
     }
 
-    public let ring: SampleRing
+    package let ring: SampleRing
     private let running = Atomic<Bool>(true)
     private let frames = Atomic<Int>(0)
     private var thread: OSThread?
 
     /// When the recording began; a WAV sink saves it beside the file.
-    public let timing = RecordingTiming()
+    package let timing = RecordingTiming()
     /// The sink's first write error (nil for a `discard` output, which cannot fail).
-    public let failure: SinkFailure?
+    package let failure: SinkFailure?
 
     /// Frames written to the sink so far (after a failure: up to the failure). Any thread.
-    public var recordedFrames: Int { frames.load(ordering: .relaxed) }
+    package var recordedFrames: Int { frames.load(ordering: .relaxed) }
 
-    public init(output: Output, sampleRate: Int, channels: Int) {
+    package init(output: Output, sampleRate: Int, channels: Int) {
         ring = SampleRing(capacity: sampleRate * channels * 2)  // two seconds
         let ring = ring
         switch output {
         case .wav(let writer): failure = SinkFailure(target: .file(path: writer.path))
         case .standardOutput:
             // A closed pipe must be an error this thread sees (EPIPE), not a signal that ends the peer.
-            signal(SIGPIPE, SIG_IGN)
+            system_ignoreSignal(SIGPIPE)
             failure = SinkFailure(target: .standardOutput)
         case .discard: failure = nil
         }
@@ -66,8 +66,11 @@ public final class SinkWriter: @unchecked Sendable {
                 let count = ring.read(into: chunk)
                 if count == 0 {
                     if draining { break }
-                    if !running.load(ordering: .acquiring) { draining = true; continue }
-                    usleep(5_000)
+                    if !running.load(ordering: .acquiring) {
+                        draining = true
+                        continue
+                    }
+                    system_usleep(5_000)
                     continue
                 }
                 if failure?.hasFailed == true { continue }  // what cannot be written is dropped
@@ -113,7 +116,7 @@ public final class SinkWriter: @unchecked Sendable {
     ) -> Bool {
         var written = 0
         while written < count {
-            let result = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, count - written) }
+            let result = bytes.withUnsafeBytes { system_write(descriptor, $0.baseAddress! + written, count - written) }
             if result > 0 {
                 written += result
                 continue
@@ -121,7 +124,7 @@ public final class SinkWriter: @unchecked Sendable {
             let error = result == 0 ? EIO : errno
             if error == EINTR { continue }
             if error == EAGAIN, running.load(ordering: .relaxed) {
-                usleep(1_000)
+                system_usleep(1_000)
                 continue
             }
             failure?.record(errno: error)
@@ -131,7 +134,7 @@ public final class SinkWriter: @unchecked Sendable {
     }
 
     /// Writes what is queued, closes the sink and waits. Control plane; idempotent.
-    public func stop() {
+    package func stop() {
         running.store(false, ordering: .releasing)
         thread?.join()
         thread = nil

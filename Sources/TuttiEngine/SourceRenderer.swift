@@ -10,7 +10,7 @@ import TuttiStream
 ///
 /// Built on the control plane when the port starts (a WAV file is loaded whole, a stdin reader thread
 /// started); `render` is realtime-safe: no allocation, no lock, no I/O (stdin arrives through a `SampleRing`).
-public final class SourceRenderer: @unchecked Sendable {
+package final class SourceRenderer: @unchecked Sendable {
     private enum Kind {
         case tone(ToneGenerator)
         case file(samples: UnsafeMutableBufferPointer<Float>, channels: Int, loop: Bool)
@@ -20,10 +20,10 @@ public final class SourceRenderer: @unchecked Sendable {
     private var kind: Kind
     private var filePosition = 0
     /// Frames that stdin could not deliver in time (filled with silence).
-    public let underflowFrames = Atomic<UInt64>(0)
+    package let underflowFrames = Atomic<UInt64>(0)
 
     /// - Throws: a one-line reason when the file cannot be read or does not match the port.
-    public init(source: AudioSource, sampleRate: Int, channels: Int) throws(EngineError) {
+    package init(source: AudioSource, sampleRate: Int, channels: Int) throws(EngineError) {
         switch source {
         case .tone(let frequency, let amplitude):
             kind = .tone(ToneGenerator(frequency: frequency, amplitude: amplitude, sampleRate: sampleRate))
@@ -52,7 +52,7 @@ public final class SourceRenderer: @unchecked Sendable {
     }
 
     /// Writes `frames` frames of `channels` interleaved samples. Device thread only.
-    public func render(into output: UnsafeMutableBufferPointer<Float>, frames: Int, channels: Int) {
+    package func render(into output: UnsafeMutableBufferPointer<Float>, frames: Int, channels: Int) {
         switch kind {
         case .tone(var generator):
             generator.render(into: output, frames: frames, channels: channels)
@@ -79,12 +79,12 @@ public final class SourceRenderer: @unchecked Sendable {
 }
 
 /// Reads raw PCM from standard input on its own thread into a ring the device thread drains.
-public final class StandardInputReader: @unchecked Sendable {
-    public let ring: SampleRing
+package final class StandardInputReader: @unchecked Sendable {
+    package let ring: SampleRing
     private let running = Atomic<Bool>(true)
     private var thread: OSThread?
 
-    public init(encoding: RawPCMEncoding, channels: Int, sampleRate: Int) {
+    package init(encoding: RawPCMEncoding, channels: Int, sampleRate: Int) {
         ring = SampleRing(capacity: sampleRate * channels)  // one second
         let ring = ring
         thread = OSThread(name: "tutti-stdin") { [self] in
@@ -95,15 +95,17 @@ public final class StandardInputReader: @unchecked Sendable {
             while running.load(ordering: .relaxed) {
                 // Back-pressure: wait while the ring is nearly full, so a file piped in plays in real time.
                 if ring.available > ring.capacity - samples.count {
-                    usleep(2_000)
+                    system_usleep(2_000)
                     continue
                 }
-                let count = bytes.withUnsafeMutableBytes { read(0, $0.baseAddress! + carry, $0.count - carry) }
+                let count = bytes.withUnsafeMutableBytes { system_read(0, $0.baseAddress! + carry, $0.count - carry) }
                 if count <= 0 { break }
                 let total = carry + count
                 let whole = total / width
                 bytes.withUnsafeBytes { raw in
-                    samples.withUnsafeMutableBufferPointer { encoding.layout.decode(raw, into: UnsafeMutableBufferPointer(rebasing: $0[0..<whole])) }
+                    samples.withUnsafeMutableBufferPointer {
+                        encoding.layout.decode(raw, into: UnsafeMutableBufferPointer(rebasing: $0[0..<whole]))
+                    }
                 }
                 _ = samples.withUnsafeBufferPointer { ring.write(UnsafeBufferPointer(rebasing: $0[0..<whole])) }
                 carry = total - whole * width
@@ -113,5 +115,5 @@ public final class StandardInputReader: @unchecked Sendable {
     }
 
     /// Stops reading after the current `read` returns (at end of input, or the next data).
-    public func stop() { running.store(false, ordering: .relaxed) }
+    package func stop() { running.store(false, ordering: .relaxed) }
 }

@@ -28,7 +28,7 @@ public final class StreamDemux: @unchecked Sendable {
     }
 
     /// Streams the table holds at most.
-    public let streamCapacity: Int
+    package let streamCapacity: Int
     private let slotCount: Int
     private let states: UnsafeMutablePointer<Atomic<Int>>
     private let ssrcs: UnsafeMutablePointer<UInt32>
@@ -36,7 +36,7 @@ public final class StreamDemux: @unchecked Sendable {
     private let stray = Atomic<UInt64>(0)
     private var streams = 0
 
-    public init(streamCapacity: Int) {
+    package init(streamCapacity: Int) {
         precondition(streamCapacity > 0)
         self.streamCapacity = streamCapacity
         var count = 1
@@ -68,7 +68,7 @@ public final class StreamDemux: @unchecked Sendable {
     /// Delivers `receiver`'s stream (its `ssrc`) from now on. Control plane.
     ///
     /// - Throws: `EngineError` when the SSRC is taken already or `streamCapacity` streams are here.
-    public func insert(_ receiver: StreamReceiver) throws(EngineError) {
+    package func insert(_ receiver: StreamReceiver) throws(EngineError) {
         let ssrc = receiver.ssrc
         guard streams < streamCapacity else {
             throw EngineError("the media socket carries \(streamCapacity) streams already")
@@ -99,7 +99,7 @@ public final class StreamDemux: @unchecked Sendable {
     /// Stops delivering `receiver`'s stream; when it returns no handler call touches `receiver` any more.
     /// Returns `false` if it was not here. Control plane.
     @discardableResult
-    public func remove(_ receiver: StreamReceiver, servedBy loop: PacketReceiveLoop) -> Bool {
+    package func remove(_ receiver: StreamReceiver, servedBy loop: PacketReceiveLoop) -> Bool {
         var index = home(of: receiver.ssrc)
         while states[index].load(ordering: .acquiring) != SlotState.empty.rawValue {
             if states[index].load(ordering: .acquiring) == SlotState.active.rawValue,
@@ -130,7 +130,7 @@ public final class StreamDemux: @unchecked Sendable {
     }
 
     /// The loop's handler for the shared socket: `context` is the demux. Serving thread only.
-    public static let datagramHandler: DatagramHandler = { context, bytes, length, arrival in
+    package static let datagramHandler: DatagramHandler = { context, bytes, length, arrival in
         Unmanaged<StreamDemux>.fromOpaque(context!)._withUnsafeGuaranteedRef { demux in
             // RTP: version 2 in the first byte's top bits, the SSRC in bytes 8–11 (network order).
             guard let bytes, length >= 12, bytes.load(as: UInt8.self) >> 6 == 2 else {

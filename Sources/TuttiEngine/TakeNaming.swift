@@ -6,16 +6,16 @@
 /// A recorder never overwrites a file: the port creates each take exclusively and, when a name is taken
 /// (an earlier run's take, or any other file), moves on to the next number (`candidates(after:)`).
 /// Pure value type; any thread.
-public struct TakeNaming: Hashable, Sendable {
+package struct TakeNaming: Hashable, Sendable {
     /// The configured path: take 1's file.
-    public let path: String
+    package let path: String
 
     /// How many numbers `candidates(after:)` tries before giving up (a directory with 10 000 takes of one
     /// port is a mistake, not a session).
-    public static let maximumTakes = 10_000
+    package static let maximumTakes = 10_000
 
     /// The file of take `number` (1-based).
-    public func path(ofTake number: Int) -> String {
+    package func path(ofTake number: Int) -> String {
         precondition(number >= 1, "takes are numbered from 1")
         guard number > 1 else { return path }
         let nameStart = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
@@ -26,21 +26,21 @@ public struct TakeNaming: Hashable, Sendable {
     }
 
     /// The directory the takes go to: the path up to its last `/` ("." for a bare name, "/" at the root).
-    public var directory: String {
+    package var directory: String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         let head = path[..<slash]
         return head.isEmpty ? "/" : String(head)
     }
 
     /// Whether the path names a directory rather than a file (empty, or ending in `/`, `.` or `..`).
-    public var isDirectoryPath: Bool {
+    package var isDirectoryPath: Bool {
         let name = path.lastIndex(of: "/").map { path[path.index(after: $0)...] } ?? path[...]
         return name.isEmpty || name == "." || name == ".."
     }
 
     /// The take numbers to try, in order, for the take after take `last` (0: none yet): `last + 1` up to
     /// `maximumTakes`.
-    public func candidates(after last: Int) -> ClosedRange<Int> {
+    package func candidates(after last: Int) -> ClosedRange<Int> {
         let first = min(last + 1, Self.maximumTakes)
         return first...Self.maximumTakes
     }

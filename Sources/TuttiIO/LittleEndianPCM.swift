@@ -3,12 +3,12 @@ import TuttiCore
 /// Interleaved little-endian PCM as files and pipes carry it (WAV data, `aplay`/`sox` raw streams):
 /// signed 16- or 24-bit integers or 32-bit IEEE floats. One place for the byte packing that WAV files,
 /// stdin sources and stdout sinks share. Not for the network (RTP is big-endian: `PCMCodec`).
-public enum LittleEndianPCM: Hashable, Sendable {
+package enum LittleEndianPCM: Hashable, Sendable {
     case int16
     case int24
     case float32
 
-    public var bytesPerSample: Int {
+    package var bytesPerSample: Int {
         switch self {
         case .int16: 2
         case .int24: 3
@@ -17,7 +17,7 @@ public enum LittleEndianPCM: Hashable, Sendable {
     }
 
     /// Writes `samples` into `bytes` (which must hold `samples.count * bytesPerSample`), clamping integers.
-    public func encode(_ samples: UnsafeBufferPointer<Float>, into bytes: UnsafeMutableRawBufferPointer) {
+    package func encode(_ samples: UnsafeBufferPointer<Float>, into bytes: UnsafeMutableRawBufferPointer) {
         precondition(bytes.count >= samples.count * bytesPerSample)
         for (index, sample) in samples.enumerated() {
             let offset = index * bytesPerSample
@@ -39,7 +39,7 @@ public enum LittleEndianPCM: Hashable, Sendable {
     }
 
     /// Reads `samples.count` samples from `bytes` (which must hold that many).
-    public func decode(_ bytes: UnsafeRawBufferPointer, into samples: UnsafeMutableBufferPointer<Float>) {
+    package func decode(_ bytes: UnsafeRawBufferPointer, into samples: UnsafeMutableBufferPointer<Float>) {
         precondition(bytes.count >= samples.count * bytesPerSample)
         for index in 0..<samples.count {
             let offset = index * bytesPerSample

@@ -7,7 +7,7 @@ import Musl
 /// A joinable POSIX thread, for the data plane (device clocks, network receivers, file writers), which
 /// must not run on Swift's cooperative pool. Control plane creates and joins; `body` runs on the new thread.
 /// Audio threads (`realtime: true`) run at `SCHED_FIFO` when `RealtimeScheduling` is enabled.
-public final class OSThread: @unchecked Sendable {
+package final class OSThread: @unchecked Sendable {
     private var handle: pthread_t
     private var joined = false
 
@@ -24,23 +24,25 @@ public final class OSThread: @unchecked Sendable {
 
     /// Starts `body` on a new thread; `name` identifies it in diagnostics. `realtime`: an audio thread
     /// (a device clock or a network receiver), scheduled as `RealtimeScheduling` says.
-    public init(name: String, realtime: Bool = false, body: @escaping @Sendable () -> Void) {
+    package init(name: String, realtime: Bool = false, body: @escaping @Sendable () -> Void) {
         let start = Unmanaged.passRetained(Start(name: name, realtime: realtime, body: body)).toOpaque()
         var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { argument in
-            let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
-            if start.realtime { RealtimeScheduling.applyToCurrentThread() }
-            start.body()
-            return nil
-        }, start)
+        let status = system_pthread_create(
+            &thread, nil,
+            { argument in
+                let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
+                if start.realtime { RealtimeScheduling.applyToCurrentThread() }
+                start.body()
+                return nil
+            }, start)
         precondition(status == 0, "pthread_create failed: \(status)")
         handle = thread
     }
 
     /// Waits for the thread to finish. Idempotent. Must not be called from the thread itself.
-    public func join() {
+    package func join() {
         guard !joined else { return }
         joined = true
-        pthread_join(handle, nil)
+        system_pthread_join(handle, nil)
     }
 }

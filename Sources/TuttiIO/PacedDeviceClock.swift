@@ -21,15 +21,15 @@ import TuttiCore
 /// reference counting, allocation or existential call of its own.
 ///
 /// `start`/`stop` from the control plane; `process` runs on the clock's own thread.
-public final class PacedDeviceClock: @unchecked Sendable {
+package final class PacedDeviceClock: @unchecked Sendable {
     /// Called on the clock thread once per period: `context` as given to `init`, the period's nominal start
     /// (`CLOCK_MONOTONIC` nanoseconds) and its length in frames. Must be realtime-safe.
-    public typealias Handler = @convention(c) (_ context: UnsafeMutableRawPointer?, _ periodTime: Int64, _ frames: Int) -> Void
+    package typealias Handler = @convention(c) (_ context: UnsafeMutableRawPointer?, _ periodTime: Int64, _ frames: Int) -> Void
 
-    public let sampleRate: Int
-    public let periodFrames: Int
+    package let sampleRate: Int
+    package let periodFrames: Int
     /// How far behind the thread may fall before it skips periods instead of catching up: 100 ms.
-    public var maxLateFrames: Int { sampleRate / 10 }
+    package var maxLateFrames: Int { sampleRate / 10 }
     private let name: String
     private let process: Handler
     private nonisolated(unsafe) let context: UnsafeMutableRawPointer?
@@ -40,7 +40,7 @@ public final class PacedDeviceClock: @unchecked Sendable {
     /// - Parameters:
     ///   - context: passed to `process`; the caller keeps what it points to alive until `stop` returns.
     ///   - process: called on the clock thread once per period with the period's nominal start time.
-    public init(name: String, sampleRate: Int, periodFrames: Int, context: UnsafeMutableRawPointer?, process: Handler) {
+    package init(name: String, sampleRate: Int, periodFrames: Int, context: UnsafeMutableRawPointer?, process: Handler) {
         precondition(sampleRate > 0 && periodFrames > 0)
         self.name = name
         self.sampleRate = sampleRate
@@ -50,10 +50,10 @@ public final class PacedDeviceClock: @unchecked Sendable {
     }
 
     /// Periods skipped because the thread woke more than `maxLateFrames` late. Any thread.
-    public var overruns: UInt64 { overrunCount.load(ordering: .relaxed) }
+    package var overruns: UInt64 { overrunCount.load(ordering: .relaxed) }
 
     /// Starts ticking. Control plane; idempotent.
-    public func start() {
+    package func start() {
         guard running.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
         let clock = MonotonicClock()
         thread = OSThread(name: name, realtime: true) { [self] in
@@ -64,7 +64,7 @@ public final class PacedDeviceClock: @unchecked Sendable {
             while running.load(ordering: .relaxed) {
                 let deadline = startTime + period * framesPerPeriod * 1_000_000_000 / rate
                 var spec = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-                while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &spec, nil) == EINTR {}
+                while system_clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &spec, nil) == EINTR {}
                 process(context, deadline, periodFrames)
                 period += 1
                 let now = clock.now().nanoseconds
@@ -78,7 +78,7 @@ public final class PacedDeviceClock: @unchecked Sendable {
     }
 
     /// Stops ticking and waits for the current period to finish. Control plane; idempotent.
-    public func stop() {
+    package func stop() {
         running.store(false, ordering: .relaxed)
         thread?.join()
         thread = nil

@@ -17,9 +17,10 @@ import TuttiCore
 /// written in main-actor code (e.g. `main.swift`'s top level) is main-actor isolated and traps on an isolation
 /// check when the loop calls it. To reach a class instance without ARC traffic use
 /// `Unmanaged<T>.fromOpaque(context!)._withUnsafeGuaranteedRef { … }`.
-public typealias DatagramHandler = @convention(c) (
-    _ context: UnsafeMutableRawPointer?, _ bytes: UnsafeRawPointer?, _ length: Int, _ arrivalNanoseconds: Int64
-) -> Void
+package typealias DatagramHandler =
+    @convention(c) (
+        _ context: UnsafeMutableRawPointer?, _ bytes: UnsafeRawPointer?, _ length: Int, _ arrivalNanoseconds: Int64
+    ) -> Void
 
 /// One network I/O thread for many UDP sockets: it waits in `epoll_wait`, takes every ready socket's queued
 /// datagrams with one `recvmmsg` each (a `UDPReceiveBatch`, so kernel arrival times), and hands each
@@ -49,25 +50,25 @@ public typealias DatagramHandler = @convention(c) (
 /// batch came back full), a handler call per datagram through a C function pointer; no allocation, lock,
 /// log or existential. The thread is an audio thread (`OSThread(realtime: true)`, `SCHED_FIFO` when
 /// `RealtimeScheduling` is enabled).
-public final class PacketReceiveLoop: @unchecked Sendable {
+package final class PacketReceiveLoop: @unchecked Sendable {
     /// A registered socket, for `unregister`.
-    public struct Registration: Hashable, Sendable {
+    package struct Registration: Hashable, Sendable {
         let slot: Int
         let generation: UInt32
     }
 
     /// Cumulative counters (published by the serving thread after every iteration, relaxed).
-    public struct Statistics: Sendable, Equatable {
+    package struct Statistics: Sendable, Equatable {
         /// Iterations: `epoll_wait` returns (wake-ups of the loop thread, or `receiveReady` calls).
-        public var wakeUps: UInt64 = 0
+        package var wakeUps: UInt64 = 0
         /// `recvmmsg` calls.
-        public var receiveCalls: UInt64 = 0
+        package var receiveCalls: UInt64 = 0
         /// Datagrams handed to handlers (truncated ones included).
-        public var datagrams: UInt64 = 0
+        package var datagrams: UInt64 = 0
         /// Of those, datagrams longer than a slot.
-        public var truncated: UInt64 = 0
+        package var truncated: UInt64 = 0
         /// Of those, datagrams timed by the kernel (the rest by a clock read).
-        public var kernelTimestamped: UInt64 = 0
+        package var kernelTimestamped: UInt64 = 0
     }
 
     private struct Slot {
@@ -86,7 +87,7 @@ public final class PacketReceiveLoop: @unchecked Sendable {
     }
 
     /// The most sockets registered at once.
-    public let capacity: Int
+    package let capacity: Int
     private let batchCapacity: Int
     private let name: String
     /// Batches taken from one socket per wake-up before the loop serves the others (fairness).
@@ -124,7 +125,7 @@ public final class PacketReceiveLoop: @unchecked Sendable {
     /// datagrams per `recvmmsg` (default 32). Control plane.
     ///
     /// - Throws: `SystemError` when epoll or the wake-up eventfd cannot be created.
-    public init(
+    package init(
         capacity: Int = 1024, batchCapacity: Int = 32, batchesPerSocket: Int = 4, name: String = "tutti-net"
     ) throws(SystemError) {
         precondition(batchesPerSocket > 0, "a loop takes at least one batch per ready socket")
@@ -133,18 +134,18 @@ public final class PacketReceiveLoop: @unchecked Sendable {
         self.capacity = capacity
         self.batchCapacity = batchCapacity
         self.name = name
-        let epoll = CTuttiIO_epollCreate()
+        let epoll = system_epoll_create()
         guard epoll >= 0 else { throw .current("create epoll instance") }
-        let wake = CTuttiIO_eventCreate()
+        let wake = system_eventfd()
         guard wake >= 0 else {
             let error = SystemError.current("create eventfd")
-            Glibc.close(epoll)
+            system_close(epoll)
             throw error
         }
-        guard CTuttiIO_epollControl(epoll, EPOLL_CTL_ADD, wake, Self.wakeToken) == 0 else {
+        guard system_epoll_ctl(epoll, EPOLL_CTL_ADD, wake, Self.wakeToken) == 0 else {
             let error = SystemError.current("add eventfd to epoll")
-            Glibc.close(epoll)
-            Glibc.close(wake)
+            system_close(epoll)
+            system_close(wake)
             throw error
         }
         self.epoll = epoll
@@ -168,8 +169,8 @@ public final class PacketReceiveLoop: @unchecked Sendable {
     deinit {
         stop()
         for index in 0..<capacity { slots[index].socket?.release() }
-        Glibc.close(epoll)
-        Glibc.close(wake)
+        system_close(epoll)
+        system_close(wake)
         slots.deinitialize(count: capacity)
         slots.deallocate()
         states.deinitialize(count: capacity)
@@ -190,7 +191,7 @@ public final class PacketReceiveLoop: @unchecked Sendable {
     /// Control plane. Works whether or not the loop is running.
     ///
     /// - Throws: `SystemError` with `ENOSPC` when `capacity` sockets are registered, or `epoll_ctl`'s errno.
-    public func register(
+    package func register(
         _ socket: UDPSocket, handler: DatagramHandler, context: UnsafeMutableRawPointer?
     ) throws(SystemError) -> Registration {
         let result: Result<Registration, SystemError> = control.withLock { control in
@@ -203,7 +204,7 @@ public final class PacketReceiveLoop: @unchecked Sendable {
                 context: context)
             states[index].store(SlotState.active.rawValue, ordering: .sequentiallyConsistent)
             let token = UInt64(generation) << 32 | UInt64(index)
-            guard CTuttiIO_epollControl(epoll, EPOLL_CTL_ADD, socket.descriptor, token) == 0 else {
+            guard system_epoll_ctl(epoll, EPOLL_CTL_ADD, socket.descriptor, token) == 0 else {
                 let error = SystemError.current("add socket to epoll")
                 slots[index].socket?.release()
                 slots[index] = Slot()
@@ -220,14 +221,14 @@ public final class PacketReceiveLoop: @unchecked Sendable {
     /// at most for the iteration in progress. Returns `false` if `registration` is not registered.
     /// Control plane; must not be called from a handler.
     @discardableResult
-    public func unregister(_ registration: Registration) -> Bool {
+    package func unregister(_ registration: Registration) -> Bool {
         control.withLock { _ in
             let index = registration.slot
             guard index < capacity, states[index].load(ordering: .acquiring) == SlotState.active.rawValue,
                 slots[index].generation == registration.generation
             else { return false }
             states[index].store(SlotState.retiring.rawValue, ordering: .sequentiallyConsistent)
-            _ = CTuttiIO_epollControl(epoll, EPOLL_CTL_DEL, slots[index].descriptor, 0)
+            _ = system_epoll_ctl(epoll, EPOLL_CTL_DEL, slots[index].descriptor, 0)
             waitForHandlers()
             slots[index].socket?.release()
             slots[index] = Slot()
@@ -240,15 +241,15 @@ public final class PacketReceiveLoop: @unchecked Sendable {
     /// could reach through state the caller has just withdrawn (e.g. a stream removed from a demultiplexing
     /// table the handler reads) is no longer in use afterwards. Waits (20 µs sleeps) only while an iteration
     /// serves sockets. Control plane; must not be called from a handler.
-    public func waitForHandlers() {
+    package func waitForHandlers() {
         let seen = epoch.load(ordering: .sequentiallyConsistent)
         guard seen & 1 == 1 else { return }
         var pause = timespec(tv_sec: 0, tv_nsec: 20_000)
-        while epoch.load(ordering: .sequentiallyConsistent) == seen { nanosleep(&pause, nil) }
+        while epoch.load(ordering: .sequentiallyConsistent) == seen { system_nanosleep(&pause, nil) }
     }
 
     /// Starts the loop thread. Idempotent. Control plane.
-    public func start() {
+    package func start() {
         control.withLock { control in
             guard control.thread == nil else { return }
             running.store(true, ordering: .sequentiallyConsistent)
@@ -258,21 +259,21 @@ public final class PacketReceiveLoop: @unchecked Sendable {
 
     /// Stops the loop thread and waits for it to end (handlers are not called after it returns; registrations
     /// stay, and serve again after `start`). Idempotent. Control plane; must not be called from a handler.
-    public func stop() {
+    package func stop() {
         control.withLock { control in
             guard let thread = control.thread else { return }
             running.store(false, ordering: .sequentiallyConsistent)
-            _ = CTuttiIO_eventSignal(wake)
+            _ = system_eventfd_signal(wake)
             thread.join()
             control.thread = nil
         }
     }
 
     /// Whether the loop thread runs. Control plane.
-    public var isRunning: Bool { control.withLock { $0.thread != nil } }
+    package var isRunning: Bool { control.withLock { $0.thread != nil } }
 
     /// The loop's counters so far. Any thread.
-    public var statistics: Statistics {
+    package var statistics: Statistics {
         Statistics(
             wakeUps: counters[0].load(ordering: .relaxed), receiveCalls: counters[1].load(ordering: .relaxed),
             datagrams: counters[2].load(ordering: .relaxed), truncated: counters[3].load(ordering: .relaxed),
@@ -291,7 +292,7 @@ public final class PacketReceiveLoop: @unchecked Sendable {
     /// Call from one thread at a time, and only while the loop thread is not running (`start` not called,
     /// or `stop` returned). Realtime-safe: yes (system calls, no allocation, lock or log).
     @discardableResult
-    public func receiveReady(notAfter latest: HostTime = HostTime(nanoseconds: .max)) -> Int {
+    package func receiveReady(notAfter latest: HostTime = HostTime(nanoseconds: .max)) -> Int {
         precondition(!running.load(ordering: .relaxed), "receiveReady while the loop thread runs")
         return service(timeoutMilliseconds: 0, latest: latest.nanoseconds)
     }
@@ -305,7 +306,7 @@ public final class PacketReceiveLoop: @unchecked Sendable {
     /// `epoch` is odd from the moment the wait returns until the last handler returned (see `unregister`).
     @discardableResult
     private func service(timeoutMilliseconds: Int32, latest: Int64) -> Int {
-        let ready = CTuttiIO_epollWait(epoll, events, tokens, Int32(eventsPerWait), timeoutMilliseconds)
+        let ready = system_epoll_wait(epoll, events, tokens, Int32(eventsPerWait), timeoutMilliseconds)
         epoch.add(1, ordering: .sequentiallyConsistent)
         // A datagram read now reached its socket after the previous iteration looked (else that one would
         // have read it): a kernel arrival time before then is the time the packet entered the host, before
@@ -318,7 +319,7 @@ public final class PacketReceiveLoop: @unchecked Sendable {
         for event in 0..<Int(max(ready, 0)) {
             let token = tokens[event]
             if token == Self.wakeToken {
-                _ = CTuttiIO_eventClear(wake)
+                _ = system_eventfd_clear(wake)
                 continue
             }
             let index = Int(token & 0xFFFF_FFFF)

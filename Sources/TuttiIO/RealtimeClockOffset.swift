@@ -15,18 +15,18 @@ import Musl
 ///
 /// Realtime-safe: yes (`clock_gettime` through the vDSO, no system call, no allocation). Thread-safe: no
 /// (a value owned by one thread, e.g. inside a `UDPReceiveBatch`).
-public struct RealtimeClockOffset: Sendable {
+package struct RealtimeClockOffset: Sendable {
     /// `CLOCK_REALTIME − CLOCK_MONOTONIC` in nanoseconds at the last sample.
-    public private(set) var realtimeMinusMonotonic: Int64
+    package private(set) var realtimeMinusMonotonic: Int64
     /// The monotonic time of the last sample, in nanoseconds.
-    public private(set) var sampledAt: Int64
+    package private(set) var sampledAt: Int64
     /// How often `refreshIfDue` re-samples, in nanoseconds.
-    public let refreshInterval: Int64
+    package let refreshInterval: Int64
     /// Clock-read triples per sample; the one with the smallest monotonic gap wins.
     static let triesPerSample = 4
 
     /// Samples the offset now. `refreshInterval`: how long a sample is trusted (default 100 ms).
-    public init(refreshInterval: Duration = .milliseconds(100)) {
+    package init(refreshInterval: Duration = .milliseconds(100)) {
         self.refreshInterval = refreshInterval.nanosecondsClamped
         (realtimeMinusMonotonic, sampledAt) = Self.sample()
     }
@@ -34,14 +34,14 @@ public struct RealtimeClockOffset: Sendable {
     /// Re-samples when `refreshInterval` has passed since the last sample (or the monotonic clock seems to
     /// have gone back). `monotonicNow`: a `CLOCK_MONOTONIC` read the caller already has.
     @inline(__always)
-    public mutating func refreshIfDue(monotonicNow: Int64) {
+    package mutating func refreshIfDue(monotonicNow: Int64) {
         let age = monotonicNow &- sampledAt
         if age >= refreshInterval || age < 0 { (realtimeMinusMonotonic, sampledAt) = Self.sample() }
     }
 
     /// The monotonic time (nanoseconds) of a `CLOCK_REALTIME` instant, with the current offset.
     @inline(__always)
-    public func monotonic(fromRealtime realtime: Int64) -> Int64 { realtime &- realtimeMinusMonotonic }
+    package func monotonic(fromRealtime realtime: Int64) -> Int64 { realtime &- realtimeMinusMonotonic }
 
     /// One minimum-gap sample: (realtime − monotonic, monotonic time of the sample).
     static func sample() -> (offset: Int64, at: Int64) {
@@ -50,9 +50,9 @@ public struct RealtimeClockOffset: Sendable {
         var wall = timespec()
         var after = timespec()
         for _ in 0..<triesPerSample {
-            clock_gettime(CLOCK_MONOTONIC, &before)
-            clock_gettime(CLOCK_REALTIME, &wall)
-            clock_gettime(CLOCK_MONOTONIC, &after)
+            system_clock_gettime(CLOCK_MONOTONIC, &before)
+            system_clock_gettime(CLOCK_REALTIME, &wall)
+            system_clock_gettime(CLOCK_MONOTONIC, &after)
             let start = nanoseconds(before)
             let gap = nanoseconds(after) &- start
             if gap < best.gap {

@@ -12,12 +12,12 @@ import Synchronization
 ///
 /// A process without the right (not root, no `rtprio` limit, e.g. not in the `audio` group) keeps its
 /// threads at normal priority; `enable` reports that once so the peer can say so.
-public enum RealtimeScheduling {
+package enum RealtimeScheduling {
     /// The `SCHED_FIFO` priority audio threads ask for; 0 = normal scheduling.
     private static let priority = Atomic<Int32>(0)
 
     /// What asking for realtime scheduling gave.
-    public enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         /// Audio threads run at `SCHED_FIFO` with this priority.
         case granted(priority: Int32)
         /// Not permitted (the errno's text): audio threads run at normal priority.
@@ -25,11 +25,11 @@ public enum RealtimeScheduling {
     }
 
     /// The highest `SCHED_FIFO` priority (99 on Linux).
-    public static var maximumPriority: Int32 { sched_get_priority_max(SCHED_FIFO) }
+    package static var maximumPriority: Int32 { system_sched_get_priority_max(SCHED_FIFO) }
 
     /// Turns realtime scheduling on for audio threads started from now on, after checking on a short-lived
     /// thread that the process may use it. Control plane; call once at start-up, before ports start.
-    public static func enable(priority requested: Int32) -> Outcome {
+    package static func enable(priority requested: Int32) -> Outcome {
         let wanted = max(1, min(maximumPriority, requested))
         let result = Atomic<Int32>(0)
         let probe = OSThread(name: "tutti-rt-probe") { result.store(apply(priority: wanted), ordering: .relaxed) }
@@ -44,7 +44,7 @@ public enum RealtimeScheduling {
     }
 
     /// Normal scheduling for audio threads started from now on. Control plane.
-    public static func disable() { priority.store(0, ordering: .relaxed) }
+    package static func disable() { priority.store(0, ordering: .relaxed) }
 
     /// Applies the configured scheduling to the calling thread; nothing when it is off. Called by
     /// `OSThread` on the new thread, before its body.
@@ -57,6 +57,6 @@ public enum RealtimeScheduling {
     private static func apply(priority: Int32) -> Int32 {
         var parameters = sched_param()
         parameters.sched_priority = priority
-        return pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters)
+        return system_pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters)
     }
 }

@@ -13,7 +13,7 @@ public struct MonotonicClock: MediaClock {
     @inline(__always)
     public func now() -> HostTime {
         var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
+        system_clock_gettime(CLOCK_MONOTONIC, &spec)
         return HostTime(nanoseconds: Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec))
     }
 }
@@ -24,7 +24,7 @@ public enum WallClock {
     @inline(__always)
     public static func nanoseconds() -> Int64 {
         var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
+        system_clock_gettime(CLOCK_REALTIME, &spec)
         return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
     }
 }

@@ -17,7 +17,7 @@ public struct SystemError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// Captures the calling thread's current errno.
     public static func current(_ operation: String) -> SystemError {
-        SystemError(operation, errno: Glibc.errno)
+        SystemError(operation, errno: system_errno)
     }
 
     public var description: String { "\(operation): \(String(cString: strerror(errno)))" }

@@ -34,11 +34,11 @@ public struct UDPAddress: Sendable, CustomStringConvertible {
         hints.ai_family = AF_UNSPEC
         hints.ai_flags = flags
         var result: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, String(port), &hints, &result)
+        let status = system_getaddrinfo(host, String(port), &hints, &result)
         guard status == 0, let first = result else {
-            throw SystemError("resolve \(host)", errno: status == EAI_SYSTEM ? Glibc.errno : EHOSTUNREACH)
+            throw SystemError("resolve \(host)", errno: status == EAI_SYSTEM ? system_errno : EHOSTUNREACH)
         }
-        defer { freeaddrinfo(result) }
+        defer { system_freeaddrinfo(result) }
         withUnsafeMutableBytes(of: &storage) { raw in
             raw.copyMemory(from: UnsafeRawBufferPointer(start: first.pointee.ai_addr, count: Int(first.pointee.ai_addrlen)))
         }

@@ -22,18 +22,18 @@ import TuttiCore
 ///
 /// The slots stay valid until the next `receive`. Realtime-safe: `receive` and the accessors (one system
 /// call, no allocation, lock or log). Thread-safe: no; one thread owns a batch (a value: noncopyable).
-public struct UDPReceiveBatch: ~Copyable {
+package struct UDPReceiveBatch: ~Copyable {
     /// Message slots: the most datagrams one `receive` returns.
-    public let capacity: Int
+    package let capacity: Int
     /// Bytes per slot: `StreamLimits.maxDatagramBytes`.
-    public let datagramCapacity: Int
+    package let datagramCapacity: Int
     /// Datagrams the last `receive` returned.
-    public private(set) var count = 0
+    package private(set) var count = 0
     /// Datagrams received so far with a kernel timestamp, and without one (timed by the clock read).
-    public private(set) var kernelTimestamped: UInt64 = 0
-    public private(set) var userTimestamped: UInt64 = 0
+    package private(set) var kernelTimestamped: UInt64 = 0
+    package private(set) var userTimestamped: UInt64 = 0
     /// `recvmmsg` calls that failed with an error other than "nothing queued" (e.g. a queued ICMP error).
-    public private(set) var receiveErrors: UInt64 = 0
+    package private(set) var receiveErrors: UInt64 = 0
 
     private let storage: UnsafeMutableRawPointer
     private let vectors: UnsafeMutablePointer<iovec>
@@ -45,7 +45,7 @@ public struct UDPReceiveBatch: ~Copyable {
     private var clockOffset = RealtimeClockOffset()
 
     /// Allocates `capacity` slots (default 32). Control plane.
-    public init(capacity: Int = 32) {
+    package init(capacity: Int = 32) {
         precondition(capacity > 0, "a receive batch needs at least one slot")
         self.capacity = capacity
         datagramCapacity = StreamLimits.maxDatagramBytes
@@ -83,7 +83,7 @@ public struct UDPReceiveBatch: ~Copyable {
     /// Returns how many (0 when none was queued; also 0 after an error, counted in `receiveErrors`).
     /// The socket's owner thread only (see `UDPSocket`). Realtime-safe: yes.
     @discardableResult
-    public mutating func receive(from socket: UDPSocket) -> Int { receive(descriptor: socket.descriptor) }
+    package mutating func receive(from socket: UDPSocket) -> Int { receive(descriptor: socket.descriptor) }
 
     /// `receive(from:)` on a raw descriptor (the receive loop's path).
     @inline(__always)
@@ -92,7 +92,7 @@ public struct UDPReceiveBatch: ~Copyable {
         count = 0
         var received: Int32
         repeat {
-            received = CTuttiIO_recvmmsg(descriptor, messages, UInt32(capacity), Int32(MSG_DONTWAIT) | Int32(MSG_TRUNC))
+            received = system_recvmmsg(descriptor, messages, UInt32(capacity), Int32(MSG_DONTWAIT) | Int32(MSG_TRUNC))
         } while received < 0 && errno == EINTR
         let now = RealtimeClockOffset.nanoseconds(Self.monotonicNow())
         guard received > 0 else {
@@ -118,32 +118,32 @@ public struct UDPReceiveBatch: ~Copyable {
 
     /// The bytes of datagram `index` (< `count`): at most `datagramCapacity` of them.
     @inline(__always)
-    public func datagram(at index: Int) -> UnsafeRawBufferPointer {
+    package func datagram(at index: Int) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: storage + index * datagramCapacity, count: min(length(at: index), datagramCapacity))
     }
 
     /// The full length of datagram `index`, larger than `datagramCapacity` when it was truncated.
     @inline(__always)
-    public func length(at index: Int) -> Int {
+    package func length(at index: Int) -> Int {
         precondition(index < count, "datagram index out of range")
         return Int(messages[index].msg_len)
     }
 
     /// Whether datagram `index` was longer than its slot (the caller rejects it and counts it).
     @inline(__always)
-    public func isTruncated(at index: Int) -> Bool {
+    package func isTruncated(at index: Int) -> Bool {
         length(at: index) > datagramCapacity || messages[index].msg_hdr.msg_flags & Int32(MSG_TRUNC) != 0
     }
 
     /// When datagram `index` arrived, on the monotonic host clock (see the type's comment).
     @inline(__always)
-    public func arrival(at index: Int) -> HostTime {
+    package func arrival(at index: Int) -> HostTime {
         precondition(index < count, "datagram index out of range")
         return HostTime(nanoseconds: arrivals[index])
     }
 
     /// Who sent datagram `index` (a copy of its `sockaddr_storage`). Realtime-safe: yes.
-    public func source(at index: Int) -> UDPAddress {
+    package func source(at index: Int) -> UDPAddress {
         precondition(index < count, "datagram index out of range")
         return UDPAddress(storage: sources[index], length: messages[index].msg_hdr.msg_namelen)
     }
@@ -162,7 +162,7 @@ public struct UDPReceiveBatch: ~Copyable {
     @inline(__always)
     static func monotonicNow() -> timespec {
         var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
+        system_clock_gettime(CLOCK_MONOTONIC, &spec)
         return spec
     }
 }

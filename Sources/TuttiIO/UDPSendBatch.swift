@@ -25,24 +25,24 @@ import TuttiCore
 ///
 /// Realtime-safe: yes, all of it (copies and one system call per batch, more only after a refusal).
 /// Thread-safe: no; one thread owns a batch (a value: noncopyable).
-public struct UDPSendBatch: ~Copyable {
+package struct UDPSendBatch: ~Copyable {
     /// The most datagrams one batch holds.
-    public let capacity: Int
+    package let capacity: Int
     /// The largest datagram a slot holds: `StreamLimits.maxDatagramBytes`.
-    public let datagramCapacity: Int
+    package let datagramCapacity: Int
     /// Datagrams appended since the last `removeAll()`.
-    public private(set) var count = 0
+    package private(set) var count = 0
 
     /// What one `send(from:)` did.
-    public struct Outcome: Sendable, Equatable {
+    package struct Outcome: Sendable, Equatable {
         /// Datagrams the kernel took whole.
-        public var sent = 0
+        package var sent = 0
         /// Datagrams refused (or taken only in part): see `wasSent(at:)`.
-        public var failed = 0
+        package var failed = 0
         /// `sendmmsg` calls made: 1 unless the kernel refused a message.
-        public var systemCalls = 0
+        package var systemCalls = 0
 
-        public init(sent: Int = 0, failed: Int = 0, systemCalls: Int = 0) {
+        package init(sent: Int = 0, failed: Int = 0, systemCalls: Int = 0) {
             self.sent = sent
             self.failed = failed
             self.systemCalls = systemCalls
@@ -55,11 +55,11 @@ public struct UDPSendBatch: ~Copyable {
     private let destinations: UnsafeMutablePointer<sockaddr_storage>
     private let results: UnsafeMutablePointer<Bool>
     /// Whether `send` segments (true until the kernel refuses a segmented send).
-    public private(set) var segments: Bool
+    package private(set) var segments: Bool
     /// Segmented sends the kernel refused (0 or 1: segmentation stops at the first). Device thread.
-    public private(set) var segmentationRefusals = 0
+    package private(set) var segmentationRefusals = 0
     /// Messages of the last `send` that carried two or more datagrams (segmented). Device thread.
-    public private(set) var lastSegmentedMessages = 0
+    package private(set) var lastSegmentedMessages = 0
     /// The segmented form of a batch: messages of datagrams grouped by destination and size
     /// (`groupVectors` in group order, `groupSlots` the slot of each, `groupStarts` where each group's
     /// datagrams begin in both, one `UDP_SEGMENT` control message per group of two or more).
@@ -79,7 +79,7 @@ public struct UDPSendBatch: ~Copyable {
 
     /// Allocates `capacity` slots (default 64); `segments`: whether to try UDP GSO (see the type's note).
     /// Control plane.
-    public init(capacity: Int = 64, segments: Bool = true) {
+    package init(capacity: Int = 64, segments: Bool = true) {
         precondition(capacity > 0, "a send batch needs at least one slot")
         self.capacity = capacity
         datagramCapacity = StreamLimits.maxDatagramBytes
@@ -127,14 +127,14 @@ public struct UDPSendBatch: ~Copyable {
 
     /// Empties the batch (forgets the last outcome). Realtime-safe: yes.
     @inline(__always)
-    public mutating func removeAll() { count = 0 }
+    package mutating func removeAll() { count = 0 }
 
     /// Copies `datagram` into the next slot, for `destination` (prepared with `UDPSocket.destination(_:)`),
     /// or for the socket's connected peer when `destination` is nil. Returns the slot's index, or nil when
     /// the batch is full or the datagram is larger than a slot (the caller counts it as a send failure).
     /// Realtime-safe: yes.
     @inline(__always)
-    public mutating func append(_ datagram: UnsafeRawBufferPointer, to destination: UDPAddress?) -> Int? {
+    package mutating func append(_ datagram: UnsafeRawBufferPointer, to destination: UDPAddress?) -> Int? {
         guard count < capacity, datagram.count <= datagramCapacity else { return nil }
         let index = count
         let slot = storage + index * datagramCapacity
@@ -156,7 +156,7 @@ public struct UDPSendBatch: ~Copyable {
     /// Sends every appended datagram from `socket` without blocking: one `sendmmsg`, plus one more after each
     /// message the kernel refuses (which is skipped and counted). Realtime-safe: yes.
     @discardableResult
-    public mutating func send(from socket: UDPSocket) -> Outcome { send(descriptor: socket.descriptor) }
+    package mutating func send(from socket: UDPSocket) -> Outcome { send(descriptor: socket.descriptor) }
 
     mutating func send(descriptor: Int32) -> Outcome {
         lastSegmentedMessages = 0
@@ -229,7 +229,7 @@ public struct UDPSendBatch: ~Copyable {
         var outcome = Outcome()
         var next = 0
         while next < groups {
-            let result = CTuttiIO_sendmmsg(descriptor, groupMessages + next, UInt32(groups - next), Int32(MSG_DONTWAIT))
+            let result = system_sendmmsg(descriptor, groupMessages + next, UInt32(groups - next), Int32(MSG_DONTWAIT))
             outcome.systemCalls += 1
             if result < 0, errno == EINTR { continue }
             guard result > 0 else {
@@ -270,7 +270,7 @@ public struct UDPSendBatch: ~Copyable {
             let slot = groupSlots[member]
             var result: Int32
             repeat {
-                result = CTuttiIO_sendmmsg(descriptor, messages + slot, 1, Int32(MSG_DONTWAIT))
+                result = system_sendmmsg(descriptor, messages + slot, 1, Int32(MSG_DONTWAIT))
                 outcome.systemCalls += 1
             } while result < 0 && errno == EINTR
             let whole = result == 1 && Int(messages[slot].msg_len) == vectors[slot].iov_len
@@ -281,7 +281,7 @@ public struct UDPSendBatch: ~Copyable {
 
     /// How many datagrams in `slots` (e.g. the slots one connection appended this period) went out whole in
     /// the last `send`; the rest of the range failed. Realtime-safe: yes.
-    public func sentCount(in slots: Range<Int>) -> Int {
+    package func sentCount(in slots: Range<Int>) -> Int {
         precondition(slots.upperBound <= count, "slot range out of range")
         var sent = 0
         for index in slots where results[index] { sent += 1 }
@@ -290,7 +290,7 @@ public struct UDPSendBatch: ~Copyable {
 
     /// Whether the datagram in slot `index` went out whole in the last `send`. Realtime-safe: yes.
     @inline(__always)
-    public func wasSent(at index: Int) -> Bool {
+    package func wasSent(at index: Int) -> Bool {
         precondition(index < count, "slot index out of range")
         return results[index]
     }

@@ -26,58 +26,59 @@ public final class UDPSocket: @unchecked Sendable {
 
     /// Binds to `port` (0: any free port) on all addresses.
     public init(port: UInt16 = 0) throws(SystemError) {
-        var fd = socket(AF_INET6, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var fd = system_socket(AF_INET6, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var dualStack = true
         if fd >= 0 {
             var off: Int32 = 0
-            setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &off, socklen_t(MemoryLayout<Int32>.size))
+            system_setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &off, socklen_t(MemoryLayout<Int32>.size))
             var address = sockaddr_in6()
             address.sin6_family = sa_family_t(AF_INET6)
             address.sin6_port = port.bigEndian
             address.sin6_addr = in6addr_any
             let status = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { system_bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
             }
             if status != 0 {
-                Glibc.close(fd)
+                system_close(fd)
                 fd = -1
             }
         }
         if fd < 0 {
             dualStack = false
-            fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            fd = system_socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard fd >= 0 else { throw .current("create UDP socket") }
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = port.bigEndian
             address.sin_addr.s_addr = INADDR_ANY
             let status = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { system_bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
             guard status == 0 else {
                 let error = SystemError.current("bind UDP port \(port)")
-                Glibc.close(fd)
+                system_close(fd)
                 throw error
             }
         }
         descriptor = fd
         isDualStack = dualStack
         var tos: Int32 = 0xB8  // DSCP EF
-        setsockopt(fd, Int32(IPPROTO_IP), IP_TOS, &tos, socklen_t(MemoryLayout<Int32>.size))
-        if dualStack { setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_TCLASS, &tos, socklen_t(MemoryLayout<Int32>.size)) }
+        system_setsockopt(fd, Int32(IPPROTO_IP), IP_TOS, &tos, socklen_t(MemoryLayout<Int32>.size))
+        if dualStack { system_setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_TCLASS, &tos, socklen_t(MemoryLayout<Int32>.size)) }
         var bufferBytes: Int32 = 1 << 20
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufferBytes, socklen_t(MemoryLayout<Int32>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufferBytes, socklen_t(MemoryLayout<Int32>.size))
+        system_setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufferBytes, socklen_t(MemoryLayout<Int32>.size))
+        system_setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufferBytes, socklen_t(MemoryLayout<Int32>.size))
         var on: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, socklen_t(MemoryLayout<Int32>.size))
+        system_setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, socklen_t(MemoryLayout<Int32>.size))
 
         var bound = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         _ = withUnsafeMutablePointer(to: &bound) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { system_getsockname(fd, $0, &length) }
         }
         localPort = withUnsafeBytes(of: bound) { raw in
-            dualStack ? UInt16(bigEndian: raw.load(as: sockaddr_in6.self).sin6_port)
+            dualStack
+                ? UInt16(bigEndian: raw.load(as: sockaddr_in6.self).sin6_port)
                 : UInt16(bigEndian: raw.load(as: sockaddr_in.self).sin_port)
         }
     }
@@ -94,7 +95,7 @@ public final class UDPSocket: @unchecked Sendable {
     @discardableResult
     public func send(_ bytes: UnsafeRawBufferPointer, to address: UDPAddress) -> Bool {
         let sent = withUnsafeBytes(of: address.storage) { raw in
-            sendto(
+            system_sendto(
                 descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT),
                 raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), address.length)
         }
@@ -107,7 +108,7 @@ public final class UDPSocket: @unchecked Sendable {
     /// - Throws: `SystemError` from `connect` (e.g. `ENETUNREACH`).
     public func connect(to address: UDPAddress) throws(SystemError) {
         let status = withUnsafeBytes(of: address.storage) { raw in
-            Glibc.connect(descriptor, raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), address.length)
+            system_connect(descriptor, raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), address.length)
         }
         guard status == 0 else { throw .current("connect UDP socket to \(address)") }
     }
@@ -116,14 +117,14 @@ public final class UDPSocket: @unchecked Sendable {
     /// (buffer full, not connected, the peer's port unreachable); the caller counts. Realtime-safe: one syscall.
     @discardableResult
     public func send(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        Glibc.send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT)) == bytes.count
+        system_send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT)) == bytes.count
     }
 
     /// Waits up to `timeoutMilliseconds` until a datagram is queued (for a `UDPReceiveBatch`). Returns `false`
     /// on timeout or interruption. Realtime-safe: blocks in `poll`, allocates nothing.
     public func waitUntilReadable(timeoutMilliseconds: Int32) -> Bool {
         var descriptorSet = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        return poll(&descriptorSet, 1, timeoutMilliseconds) > 0
+        return system_poll(&descriptorSet, 1, timeoutMilliseconds) > 0
     }
 
     /// Waits up to `timeout` for one datagram and copies it into `buffer`.
@@ -132,7 +133,7 @@ public final class UDPSocket: @unchecked Sendable {
     ///   than `buffer.count`, so the caller can reject them), or `nil` on timeout or interruption.
     public func receive(into buffer: UnsafeMutableRawBufferPointer, timeoutMilliseconds: Int32) -> Int? {
         guard waitUntilReadable(timeoutMilliseconds: timeoutMilliseconds) else { return nil }
-        let received = recv(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT) | Int32(MSG_TRUNC))
+        let received = system_recv(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT) | Int32(MSG_TRUNC))
         return received >= 0 ? received : nil
     }
 
@@ -140,6 +141,6 @@ public final class UDPSocket: @unchecked Sendable {
     public func close() {
         guard !closed else { return }
         closed = true
-        Glibc.close(descriptor)
+        system_close(descriptor)
     }
 }

@@ -6,51 +6,51 @@ import Musl
 import TuttiCore
 
 /// Sample encodings a WAV file may use.
-public typealias WAVEncoding = LittleEndianPCM
+package typealias WAVEncoding = LittleEndianPCM
 
 extension LittleEndianPCM {
     var bitsPerSample: Int { bytesPerSample * 8 }
 }
 
 /// Why a WAV file could not be read.
-public struct WAVError: Error, Hashable, Sendable, CustomStringConvertible {
-    public var path: String
-    public var reason: String
-    public var description: String { "\(path): \(reason)" }
+package struct WAVError: Error, Hashable, Sendable, CustomStringConvertible {
+    package var path: String
+    package var reason: String
+    package var description: String { "\(path): \(reason)" }
 }
 
 /// A whole WAV file in memory: interleaved samples in [-1, 1].
-public struct WAVAudio: Sendable {
-    public var sampleRate: Int
-    public var channels: Int
-    public var encoding: WAVEncoding
-    public var samples: [Float]
+package struct WAVAudio: Sendable {
+    package var sampleRate: Int
+    package var channels: Int
+    package var encoding: WAVEncoding
+    package var samples: [Float]
 
-    public init(sampleRate: Int, channels: Int, encoding: WAVEncoding, samples: [Float]) {
+    package init(sampleRate: Int, channels: Int, encoding: WAVEncoding, samples: [Float]) {
         self.sampleRate = sampleRate
         self.channels = channels
         self.encoding = encoding
         self.samples = samples
     }
 
-    public var frames: Int { channels > 0 ? samples.count / channels : 0 }
+    package var frames: Int { channels > 0 ? samples.count / channels : 0 }
 
     /// One channel of the file.
-    public func channel(_ index: Int) -> [Float] {
+    package func channel(_ index: Int) -> [Float] {
         stride(from: index, to: samples.count, by: channels).map { samples[$0] }
     }
 
     /// Reads a PCM (16/24/32-bit integer) or IEEE float WAV file, including WAVE_FORMAT_EXTENSIBLE.
     /// A data chunk whose size field is unset (a recording cut short) is read to the end of the file.
-    public static func read(path: String) throws(WAVError) -> WAVAudio {
-        guard let file = fopen(path, "rb") else {
+    package static func read(path: String) throws(WAVError) -> WAVAudio {
+        guard let file = system_fopen(path, "rb") else {
             throw WAVError(path: path, reason: String(cString: strerror(errno)))
         }
-        defer { fclose(file) }
+        defer { system_fclose(file) }
         var bytes = [UInt8]()
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let count = fread(&chunk, 1, chunk.count, file)
+            let count = system_fread(&chunk, 1, chunk.count, file)
             if count <= 0 { break }
             bytes.append(contentsOf: chunk[0..<count])
         }
@@ -111,11 +111,11 @@ public struct WAVAudio: Sendable {
 /// with its errno; what failed to be written is not in the file.
 ///
 /// Thread-safe: no; a file-writer thread owns it (never the device thread: it does blocking I/O).
-public final class WAVWriter {
-    public let path: String
-    public let sampleRate: Int
-    public let channels: Int
-    public let encoding: WAVEncoding
+package final class WAVWriter {
+    package let path: String
+    package let sampleRate: Int
+    package let channels: Int
+    package let encoding: WAVEncoding
     private var file: UnsafeMutablePointer<FILE>?
     private var dataBytes = 0
     private var scratch = [UInt8]()
@@ -125,8 +125,8 @@ public final class WAVWriter {
     /// - Parameter replacing: whether an existing file at `path` is truncated (`true`) or refused with
     ///   errno `EEXIST` (`false`: the file is created exclusively, `O_EXCL`, so no recording is overwritten).
     /// - Throws: the `SystemError` of `fopen` or of writing the header.
-    public init(path: String, sampleRate: Int, channels: Int, encoding: WAVEncoding, replacing: Bool = true) throws(SystemError) {
-        guard let file = fopen(path, replacing ? "wb" : "wbx") else { throw .current("create \(path)") }
+    package init(path: String, sampleRate: Int, channels: Int, encoding: WAVEncoding, replacing: Bool = true) throws(SystemError) {
+        guard let file = system_fopen(path, replacing ? "wb" : "wbx") else { throw .current("create \(path)") }
         self.path = path
         self.sampleRate = sampleRate
         self.channels = channels
@@ -138,17 +138,17 @@ public final class WAVWriter {
     deinit { try? close() }
 
     /// Frames written so far (whole frames of `channels` samples).
-    public var frames: Int { dataBytes / (channels * encoding.bytesPerSample) }
+    package var frames: Int { dataBytes / (channels * encoding.bytesPerSample) }
 
     /// Appends interleaved samples (clamped to [-1, 1]).
     ///
     /// - Throws: the `SystemError` of `fwrite` when the bytes could not all be written (they are not counted).
-    public func write(_ samples: UnsafeBufferPointer<Float>) throws(SystemError) {
+    package func write(_ samples: UnsafeBufferPointer<Float>) throws(SystemError) {
         guard let file else { return }
         let width = encoding.bytesPerSample
         if scratch.count < samples.count * width { scratch = [UInt8](repeating: 0, count: samples.count * width) }
         scratch.withUnsafeMutableBytes { encoding.encode(samples, into: $0) }
-        let written = fwrite(scratch, 1, samples.count * width, file)
+        let written = system_fwrite(scratch, 1, samples.count * width, file)
         dataBytes += written - written % width
         if written < samples.count * width { throw .current("write \(path)") }
     }
@@ -156,30 +156,30 @@ public final class WAVWriter {
     /// Rewrites the header with the current sizes and flushes to the OS.
     ///
     /// - Throws: the `SystemError` of writing the header or of `fflush` (e.g. ENOSPC for data still buffered).
-    public func flush() throws(SystemError) {
+    package func flush() throws(SystemError) {
         guard let file else { return }
-        if fflush(file) != 0 { throw .current("write \(path)") }
-        let position = ftell(file)
+        if system_fflush(file) != 0 { throw .current("write \(path)") }
+        let position = system_ftell(file)
         try writeHeader()
-        fseek(file, position, SEEK_SET)
-        if fflush(file) != 0 { throw .current("write \(path)") }
+        system_fseek(file, position, SEEK_SET)
+        if system_fflush(file) != 0 { throw .current("write \(path)") }
     }
 
     /// Finalises the header and closes the file (also when finalising fails). Idempotent.
     ///
     /// - Throws: the `SystemError` of the last flush or of `fclose`.
-    public func close() throws(SystemError) {
+    package func close() throws(SystemError) {
         guard let file else { return }
         var failure: SystemError?
         do { try flush() } catch { failure = error }
-        if fclose(file) != 0, failure == nil { failure = .current("close \(path)") }
+        if system_fclose(file) != 0, failure == nil { failure = .current("close \(path)") }
         self.file = nil
         if let failure { throw failure }
     }
 
     private func writeHeader() throws(SystemError) {
         guard let file else { return }
-        fseek(file, 0, SEEK_SET)
+        system_fseek(file, 0, SEEK_SET)
         var header = [UInt8]()
         func append32(_ value: Int) { for byte in 0..<4 { header.append(UInt8(value >> (8 * byte) & 0xFF)) } }
         func append16(_ value: Int) { for byte in 0..<2 { header.append(UInt8(value >> (8 * byte) & 0xFF)) } }
@@ -196,6 +196,6 @@ public final class WAVWriter {
         append16(encoding.bitsPerSample)
         header += Array("data".utf8)
         append32(dataBytes)
-        if fwrite(header, 1, header.count, file) < header.count { throw .current("write \(path)") }
+        if system_fwrite(header, 1, header.count, file) < header.count { throw .current("write \(path)") }
     }
 }

@@ -110,7 +110,9 @@ public final class JACKClient: @unchecked Sendable {
                 .clientNameTaken, status: Int32(bitPattern: bits),
                 "the \(server) already has a client named '\(name)' (another peer with this name?): choose another --name")
         }
-        return JACKError(.clientOpenFailed, status: Int32(bitPattern: bits), "cannot open JACK client '\(name)' (jack_status_t 0x\(String(bits, radix: 16)))")
+        return JACKError(
+            .clientOpenFailed, status: Int32(bitPattern: bits),
+            "cannot open JACK client '\(name)' (jack_status_t 0x\(String(bits, radix: 16)))")
     }
 
     /// What happened on JACK's side so far. Any thread (reads atomics).
@@ -139,7 +141,7 @@ public final class JACKClient: @unchecked Sendable {
     /// - Returns: the ports' full names (`client:prefix_1`, …).
     /// - Throws: `.portRegistrationFailed` (the name is taken on this client, or the server has no room), `.tooManyPorts`.
     @discardableResult
-    public func registerPorts(
+    package func registerPorts(
         prefix: String, channels: Int, direction: JACKPortDirection, handler: JACKPeriodHandler, context: UnsafeMutableRawPointer
     ) throws(JACKError) -> [String] {
         precondition(!active && !closed, "JACK ports are registered before activation")
@@ -158,7 +160,8 @@ public final class JACKClient: @unchecked Sendable {
                 ports.deallocate()
                 throw JACKError(
                     .portRegistrationFailed,
-                    "cannot register JACK port '\(name):\(shortName)' (a port of that name exists, or the server has no room for more ports)")
+                    "cannot register JACK port '\(name):\(shortName)' (a port of that name exists, or the server has no room for more ports)"
+                )
             }
             ports[channel] = port
         }
@@ -176,7 +179,9 @@ public final class JACKClient: @unchecked Sendable {
         precondition(!closed)
         guard !active else { return }
         let result = jack_activate(state.pointee.client)
-        guard result == 0 else { throw JACKError(.activationFailed, status: result, "cannot activate JACK client '\(name)' (error \(result))") }
+        guard result == 0 else {
+            throw JACKError(.activationFailed, status: result, "cannot activate JACK client '\(name)' (error \(result))")
+        }
         active = true
     }
 

@@ -17,10 +17,11 @@ import TuttiIO
 ///
 /// The handler must be realtime-safe: no allocation, lock, I/O or logging; it is a C function pointer, so
 /// the call itself involves no existential and no reference counting.
-public typealias JACKPeriodHandler = @convention(c) (
-    _ context: UnsafeMutableRawPointer?, _ buffers: UnsafePointer<UnsafeMutablePointer<Float>?>?, _ frames: Int,
-    _ skippedFrames: Int, _ startNanoseconds: Int64, _ endNanoseconds: Int64
-) -> Void
+package typealias JACKPeriodHandler =
+    @convention(c) (
+        _ context: UnsafeMutableRawPointer?, _ buffers: UnsafePointer<UnsafeMutablePointer<Float>?>?, _ frames: Int,
+        _ skippedFrames: Int, _ startNanoseconds: Int64, _ endNanoseconds: Int64
+    ) -> Void
 
 /// One registered group of ports (`NAME_1 … NAME_N`) and the handler that processes them.
 /// Written by the control plane before activation; read by the process callback after.

@@ -39,38 +39,38 @@ import TuttiCore
 ///
 /// Pure: every time is passed in. Realtime-safe: `advance` (no allocation; O(`capacity`)). Thread-safe:
 /// no (JACK's process thread owns it).
-public struct JACKTimeline: ~Copyable {
+package struct JACKTimeline: ~Copyable {
     /// One callback's share of the timeline.
-    public struct Cycle: Hashable, Sendable {
+    package struct Cycle: Hashable, Sendable {
         /// Host time of the first frame this callback processes, and of the frame after its last.
-        public var start: HostTime
-        public var end: HostTime
+        package var start: HostTime
+        package var end: HostTime
         /// Frames of the timeline just before `start` that this client missed: catch them up first (they
         /// run from `start` less `skippedFrames` frames to `start`). 0 almost always.
-        public var skippedFrames: Int
+        package var skippedFrames: Int
         /// The callback woke more than a period plus 1 ms after its cycle started (an overloaded server).
-        public var late: Bool
+        package var late: Bool
     }
 
     /// Observations the line is fitted through (512 cycles: 0.7 s at 64 frames, 11 s at 1024).
-    public let capacity: Int
+    package let capacity: Int
     /// Frames caught up at most (100 ms at the current rate); a longer gap starts the line again.
-    public var maxCatchUpFrames: Int { sampleRate / 10 }
+    package var maxCatchUpFrames: Int { sampleRate / 10 }
     /// A cycle starting this much later (or earlier) than the line, `stepCycles` cycles in a row, is a step.
-    public static let stepThresholdNanoseconds: Int64 = 1_500_000
+    package static let stepThresholdNanoseconds: Int64 = 1_500_000
     /// Cycles in a row off the line that make a step.
     /// Cycles in a row off the line that make a step: eight, whose mean delay every client of the server
     /// measures alike to a few µs (a single reading is floored to a frame, 21 µs), so that they round a
     /// stall to the same whole cycles.
-    public static let stepCycles = 8
+    package static let stepCycles = 8
 
-    public private(set) var sampleRate: Int
+    package private(set) var sampleRate: Int
     /// The next timeline frame this client processes; valid once started.
-    public private(set) var position: Int64 = 0
+    package private(set) var position: Int64 = 0
     /// Cycles this client missed, server stalls caught up, and restarts of the line, so far.
-    public private(set) var missedCycles: UInt64 = 0
-    public private(set) var stalls: UInt64 = 0
-    public private(set) var rebases: UInt64 = 0
+    package private(set) var missedCycles: UInt64 = 0
+    package private(set) var stalls: UInt64 = 0
+    package private(set) var rebases: UInt64 = 0
 
     /// Observations: timeline frame and host time (ns) of a cycle's start, in a ring; `newest` is the last.
     private let frames: UnsafeMutableBufferPointer<Int64>
@@ -96,7 +96,7 @@ public struct JACKTimeline: ~Copyable {
     private var slope = 0.0
 
     /// Allocates the observation ring. Control plane.
-    public init(sampleRate: Int, capacity: Int = 512) {
+    package init(sampleRate: Int, capacity: Int = 512) {
         precondition(sampleRate > 0 && capacity >= 2)
         self.sampleRate = sampleRate
         self.capacity = capacity
@@ -115,7 +115,7 @@ public struct JACKTimeline: ~Copyable {
     private var nominalSlope: Double { 1e9 / Double(sampleRate) }
 
     /// Host time of timeline frame `frame` on the line (0 before any observation). Realtime-safe: yes.
-    public func hostTime(ofFrame frame: Int64) -> HostTime {
+    package func hostTime(ofFrame frame: Int64) -> HostTime {
         guard newest >= 0 else { return HostTime(nanoseconds: 0) }
         let offset = intercept + slope * Double(frame - frames[newest])
         return HostTime(nanoseconds: times[newest] &+ nearest(offset))
@@ -132,7 +132,7 @@ public struct JACKTimeline: ~Copyable {
     ///   - sampleRate: the server's rate now; a change starts the timeline again.
     /// Realtime-safe: yes.
     @_noLocks @_noAllocation
-    public mutating func advance(
+    package mutating func advance(
         frameCounter: UInt32, cycleStart: HostTime?, wake: HostTime, frames cycleFrames: Int, sampleRate rate: Int
     ) -> Cycle {
         if rate > 0, rate != sampleRate {
@@ -300,7 +300,7 @@ public struct JACKTimeline: ~Copyable {
     /// Host time of the frame `offset` frames into a span of `frames` frames running from `start` to `end`:
     /// linear, so consecutive chunks of one cycle abut. Realtime-safe: yes.
     @inlinable
-    public static func hostTime(atFrameOffset offset: Int, frames: Int, start: HostTime, end: HostTime) -> HostTime {
+    package static func hostTime(atFrameOffset offset: Int, frames: Int, start: HostTime, end: HostTime) -> HostTime {
         guard frames > 0 else { return start }
         return HostTime(nanoseconds: start.nanoseconds &+ (end.nanoseconds &- start.nanoseconds) &* Int64(offset) / Int64(frames))
     }

@@ -76,7 +76,8 @@ public enum ControlClient {
         } catch let failure as ControlFailure {
             throw ControlTransportFailure(failure: failure, refusedEverywhere: false)
         } catch let error as ControlDecodingError {
-            throw ControlTransportFailure(failure: ControlFailure(.malformed, "peer at \(endpoint) sent an invalid answer: \(error)"), refusedEverywhere: false)
+            throw ControlTransportFailure(
+                failure: ControlFailure(.malformed, "peer at \(endpoint) sent an invalid answer: \(error)"), refusedEverywhere: false)
         } catch {
             throw ControlTransportFailure(
                 failure: ControlFailure(.unreachable, "cannot reach peer at \(endpoint): \(describe(error))"),
@@ -103,7 +104,8 @@ public enum ControlClient {
         let remoteAddress = raw.remoteAddress?.ipAddress
         let channel: NIOAsyncChannel<ControlFrame, ByteBuffer>
         do {
-            channel = try await raw.eventLoop.submit { try NIOAsyncChannel<ControlFrame, ByteBuffer>(wrappingChannelSynchronously: raw) }.get()
+            channel = try await raw.eventLoop.submit { try NIOAsyncChannel<ControlFrame, ByteBuffer>(wrappingChannelSynchronously: raw) }
+                .get()
         } catch {
             try? await raw.close()
             throw error

@@ -37,7 +37,8 @@ final class ControlServer: Sendable {
             for (option, value) in acceptedSocketOptions {
                 bootstrap = bootstrap.childChannelOption(option, value: value)
             }
-            return try await bootstrap
+            return
+                try await bootstrap
                 .bind(host: host, port: Int(port)) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(ControlFrameDecoder()))
@@ -124,7 +125,9 @@ final class ControlServer: Sendable {
     /// An IPv4 client of the dual-stack listener appears as `::ffff:a.b.c.d`; peers and users know it as `a.b.c.d`.
     static func unmapped(_ host: String) -> String {
         let prefix = "::ffff:"
-        guard host.lowercased().hasPrefix(prefix), host.dropFirst(prefix.count).allSatisfy({ $0.isNumber || $0 == "." }) else { return host }
+        guard host.lowercased().hasPrefix(prefix), host.dropFirst(prefix.count).allSatisfy({ $0.isNumber || $0 == "." }) else {
+            return host
+        }
         return String(host.dropFirst(prefix.count))
     }
 }

@@ -14,7 +14,9 @@ extension Peer {
         let rate = client.sampleRate
         guard StreamLimits.sampleRates.contains(rate) else {
             client.close()
-            throw PeerError("the JACK server runs at \(rate) Hz; Tutti streams \(StreamLimits.sampleRates.lowerBound)–\(StreamLimits.sampleRates.upperBound) Hz")
+            throw PeerError(
+                "the JACK server runs at \(rate) Hz; Tutti streams \(StreamLimits.sampleRates.lowerBound)–\(StreamLimits.sampleRates.upperBound) Hz"
+            )
         }
         for index in configuration.ports.indices where configuration.ports[index].isJACK {
             configuration.ports[index].descriptor.sampleRates = [rate]
@@ -48,7 +50,9 @@ extension Peer {
         let pattern = "^" + target.map { "\\^$.|?*+()[]{}".contains($0) ? "\\\($0)" : String($0) }.joined()
         let others = client.ports(matching: pattern, direction: isSender ? .output : .input)
         guard !others.isEmpty else {
-            logger.warning("JACK port \(port.descriptor.name): no \(isSender ? "output" : "input") ports match '\(target)'; connect them with jack_connect")
+            logger.warning(
+                "JACK port \(port.descriptor.name): no \(isSender ? "output" : "input") ports match '\(target)'; connect them with jack_connect"
+            )
             return
         }
         for (channel, other) in zip(1...port.descriptor.channels, others) {
@@ -72,14 +76,18 @@ extension Peer {
         if let reason = now.shutdownReason, reportedJACK.shutdownReason == nil {
             let names = configuration.ports.filter(\.isJACK).map(\.descriptor.name).joined(separator: ", ")
             logger.error(
-                "the JACK server shut client \(jack.name) down (\(reason.isEmpty ? "no reason given" : reason)): jack ports \(names) are stopped; restart the peer once the server runs again")
+                "the JACK server shut client \(jack.name) down (\(reason.isEmpty ? "no reason given" : reason)): jack ports \(names) are stopped; restart the peer once the server runs again"
+            )
         }
         if now.sampleRateChanges != reportedJACK.sampleRateChanges {
             logger.warning(
-                "the JACK server's sample rate changed to \(now.sampleRate) Hz; jack ports keep streaming at \(configuration.ports.first(where: \.isJACK)?.descriptor.sampleRates.first ?? 0) Hz (restart the peer to follow)")
+                "the JACK server's sample rate changed to \(now.sampleRate) Hz; jack ports keep streaming at \(configuration.ports.first(where: \.isJACK)?.descriptor.sampleRates.first ?? 0) Hz (restart the peer to follow)"
+            )
         }
         if now.bufferSizeChanges != reportedJACK.bufferSizeChanges {
-            logger.info("the JACK server's buffer size is now \(now.bufferSize) frames (processed in chunks of at most \(configuration.periodFrames))")
+            logger.info(
+                "the JACK server's buffer size is now \(now.bufferSize) frames (processed in chunks of at most \(configuration.periodFrames))"
+            )
         }
         if now.xruns != reportedJACK.xruns || now.lateCycles != reportedJACK.lateCycles || now.missedCycles != reportedJACK.missedCycles
             || now.serverStalls != reportedJACK.serverStalls || now.timelineRebases != reportedJACK.timelineRebases
@@ -93,7 +101,8 @@ extension Peer {
             }
             lastXrunReport = .now
             logger.warning(
-                "JACK reported \(now.xruns - reportedJACK.xruns) xrun(s) (\(now.xruns) since the peer started); client \(jack.name) woke more than a period late in \(now.lateCycles - reportedJACK.lateCycles) cycle(s), missed \(now.missedCycles - reportedJACK.missedCycles), caught up \(now.serverStalls - reportedJACK.serverStalls) server stall(s), restarted its timeline \(now.timelineRebases - reportedJACK.timelineRebases) time(s) (a non-realtime or overloaded server)")
+                "JACK reported \(now.xruns - reportedJACK.xruns) xrun(s) (\(now.xruns) since the peer started); client \(jack.name) woke more than a period late in \(now.lateCycles - reportedJACK.lateCycles) cycle(s), missed \(now.missedCycles - reportedJACK.missedCycles), caught up \(now.serverStalls - reportedJACK.serverStalls) server stall(s), restarted its timeline \(now.timelineRebases - reportedJACK.timelineRebases) time(s) (a non-realtime or overloaded server)"
+            )
         }
     }
 

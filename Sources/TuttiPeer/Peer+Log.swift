@@ -24,11 +24,13 @@ extension Peer {
             let conversion = outputRate != summary.format.sampleRate ? ", converted to \(outputRate) Hz" : ""
             let take = entry?.port.takePath.map { ", recording \($0)" } ?? ""
             logger.info(
-                "connection \(summary.id): receiving \(summary.source) → \(summary.destination) on UDP port \(mediaPort), \(summary.format)\(conversion)\(take)")
+                "connection \(summary.id): receiving \(summary.source) → \(summary.destination) on UDP port \(mediaPort), \(summary.format)\(conversion)\(take)"
+            )
         case .playing(let summary):
             logger.info("connection \(summary.id) from \(summary.source) playing")
         case .lost(let summary):
-            logger.warning("connection \(summary.id) from \(summary.source) lost: no packets for \(configuration.signalLossTimeout), playing silence")
+            logger.warning(
+                "connection \(summary.id) from \(summary.source) lost: no packets for \(configuration.signalLossTimeout), playing silence")
         case .resumed(let summary):
             logger.info("connection \(summary.id) from \(summary.source) resumed")
         case .outputFailed(let port, let reason, let connections):

@@ -47,7 +47,8 @@ extension Peer {
             step(.renamed(to: to))
         case .daemonUnavailable(let reason):
             logger.warning(
-                "avahi-daemon is not reachable (\(reason)): peers will not find each other automatically. Start it with 'sudo systemctl start avahi-daemon' (or 'avahi-daemon -D'), or name peers with --peer HOST:PORT")
+                "avahi-daemon is not reachable (\(reason)): peers will not find each other automatically. Start it with 'sudo systemctl start avahi-daemon' (or 'avahi-daemon -D'), or name peers with --peer HOST:PORT"
+            )
         case .daemonAvailable:
             logger.info("avahi-daemon reachable; publishing and browsing")
         case .serviceFound(let service):

@@ -98,7 +98,8 @@ public actor Peer {
                 logger.info("audio threads run at realtime priority \(priority) (SCHED_FIFO)")
             case .refused(let reason):
                 logger.notice(
-                    "audio threads run at normal priority: realtime scheduling refused (\(reason)); for steady low latency allow it (root, or the audio group with an rtprio limit in /etc/security/limits.d/)")
+                    "audio threads run at normal priority: realtime scheduling refused (\(reason)); for steady low latency allow it (root, or the audio group with an rtprio limit in /etc/security/limits.d/)"
+                )
             }
         } else {
             RealtimeScheduling.disable()
@@ -191,7 +192,8 @@ public actor Peer {
     ///   stops, as nobody could reach it any more).
     public func run() async throws(PeerError) {
         logger.info(
-            "peer \(name) (id \(id.short)) listening for control on port \(controlPort); ports: \(configuration.ports.map { "\($0.descriptor.name) (\($0.descriptor.kind))" }.joined(separator: ", "))")
+            "peer \(name) (id \(id.short)) listening for control on port \(controlPort); ports: \(configuration.ports.map { "\($0.descriptor.name) (\($0.descriptor.kind))" }.joined(separator: ", "))"
+        )
         await withDiscardingTaskGroup { group in
             group.addTask { [server, logger] in
                 do throws(PeerError) {

@@ -34,7 +34,9 @@ public enum PeerBrowser {
                 discovery = try ServiceDiscovery(serviceType: "_tutti._udp") { event in
                     switch event {
                     case .serviceFound(let service):
-                        found.withLock { $0[service.instanceName] = service.addresses.map { ControlEndpoint(host: $0, port: service.port) } }
+                        found.withLock {
+                            $0[service.instanceName] = service.addresses.map { ControlEndpoint(host: $0, port: service.port) }
+                        }
                     case .serviceRemoved(let name):
                         _ = found.withLock { $0.removeValue(forKey: name) }
                     case .daemonUnavailable(let reason):
@@ -95,7 +97,8 @@ public enum PeerBrowser {
                 group.addTask {
                     var peer = candidate
                     do throws(ControlFailure) {
-                        let (response, reached) = try await ControlClient.send(.describe, toAnyOf: candidate.endpoints, timeout: .seconds(2))
+                        let (response, reached) = try await ControlClient.send(
+                            .describe, toAnyOf: candidate.endpoints, timeout: .seconds(2))
                         if case .description(let description) = response {
                             peer.description = description
                             peer.name = description.name

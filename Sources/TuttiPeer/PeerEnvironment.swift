@@ -6,13 +6,14 @@ import TuttiWire
 /// The world a peer's control plane talks to: other peers' control channels, DNS-SD, and the host clock its
 /// connections' deadlines count on. `.system` is TCP, Avahi and `CLOCK_MONOTONIC`; tests give an in-memory
 /// network, a fake directory and a hand-moved clock (TuttiTesting), so that the peer runs on fake time. (The
-/// media engine's sockets and device clocks stay real.) A value; thread-safe: yes (any thread).
+/// media engine's sockets and device clocks stay real.) Applications use `.system`; the fakes are the package's
+/// own (`package` members). A value; thread-safe: yes (any thread).
 public struct PeerEnvironment: Sendable {
-    public var transport: any ControlTransport
-    public var discovery: ServiceDiscoveryFactory
-    public var clock: any MediaClock
+    package var transport: any ControlTransport
+    package var discovery: ServiceDiscoveryFactory
+    package var clock: any MediaClock
 
-    public init(transport: any ControlTransport, discovery: @escaping ServiceDiscoveryFactory, clock: any MediaClock) {
+    package init(transport: any ControlTransport, discovery: @escaping ServiceDiscoveryFactory, clock: any MediaClock) {
         self.transport = transport
         self.discovery = discovery
         self.clock = clock

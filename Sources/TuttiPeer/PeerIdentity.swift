@@ -24,7 +24,8 @@ enum PeerIdentity {
         let id = PeerID.random(using: &generator)
         guard let file = fopen(path, "w") else {
             throw PeerError(
-                "cannot write the peer's state file \(path) (\(String(cString: strerror(errno)))); choose a writable state directory with --state-dir DIR")
+                "cannot write the peer's state file \(path) (\(String(cString: strerror(errno)))); choose a writable state directory with --state-dir DIR"
+            )
         }
         fputs(id.rawValue + "\n", file)
         fclose(file)
@@ -52,7 +53,8 @@ enum PeerIdentity {
             current += "/" + component
             if mkdir(current, 0o755) != 0 && errno != EEXIST {
                 throw PeerError(
-                    "cannot create the state directory \(current) (\(String(cString: strerror(errno)))); choose a writable one with --state-dir DIR")
+                    "cannot create the state directory \(current) (\(String(cString: strerror(errno)))); choose a writable one with --state-dir DIR"
+                )
             }
         }
     }

@@ -25,7 +25,8 @@ final class PeerNameLock: Sendable {
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             throw PeerError(
-                "cannot write the peer's lock file \(path) (\(String(cString: strerror(errno)))); choose a writable state directory with --state-dir DIR")
+                "cannot write the peer's lock file \(path) (\(String(cString: strerror(errno)))); choose a writable state directory with --state-dir DIR"
+            )
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let holder = readPID(descriptor).map { " (pid \($0))" } ?? ""

@@ -40,7 +40,9 @@ public struct LimiterProcessor: @unchecked Sendable {
         latencyFrames = max(1, sampleRate * 3 / 2_000)
         ceiling = Float(pow(10, ceilingDB / 20))
         releaseCoefficient = Self.release(releaseMilliseconds, sampleRate: sampleRate)
-        owners = [SampleLine(count: (latencyFrames + 1) * channels), SampleLine(count: latencyFrames + 1), SampleLine(count: latencyFrames + 1)]
+        owners = [
+            SampleLine(count: (latencyFrames + 1) * channels), SampleLine(count: latencyFrames + 1), SampleLine(count: latencyFrames + 1),
+        ]
         history = owners[0].samples
         needs = owners[1].samples
         held = owners[2].samples

@@ -21,7 +21,8 @@ public struct ProcessorParameter: Hashable, Sendable, Codable, CustomStringConve
     /// `db=-6 dB (gain, -96…24 dB)`-style, for listings.
     public var description: String {
         let unit = self.unit.isEmpty ? "" : " \(self.unit)"
-        return "\(name) (\(title), \(Self.format(range.lowerBound))…\(Self.format(range.upperBound))\(unit), default \(Self.format(defaultValue)))"
+        return
+            "\(name) (\(title), \(Self.format(range.lowerBound))…\(Self.format(range.upperBound))\(unit), default \(Self.format(defaultValue)))"
     }
 
     /// A number without a needless ".0".

@@ -16,16 +16,16 @@
 /// simulation can run hours of drift compensation through it without resampling audio.
 ///
 /// Realtime-safe: yes. Thread-safe: no (a value; one owner).
-public struct ResamplerFrameAccount: Hashable, Sendable {
+package struct ResamplerFrameAccount: Hashable, Sendable {
     /// Output frames the account keeps held after each period: the resampler's steady-state latency.
-    public let leadFrames: Double
+    package let leadFrames: Double
     /// Input given so far in output frames (input ÷ ratio), minus output produced.
-    public private(set) var heldFrames: Double
+    package private(set) var heldFrames: Double
 
     /// - Parameters:
     ///   - leadFrames: frames to keep held (≥ 0).
     ///   - heldFrames: frames already held, e.g. after priming the resampler with silence; `leadFrames` if nil.
-    public init(leadFrames: Double, heldFrames: Double? = nil) {
+    package init(leadFrames: Double, heldFrames: Double? = nil) {
         precondition(leadFrames >= 0 && leadFrames.isFinite)
         self.leadFrames = leadFrames
         self.heldFrames = heldFrames ?? leadFrames
@@ -36,7 +36,7 @@ public struct ResamplerFrameAccount: Hashable, Sendable {
     /// 0 when enough is already held (e.g. after a caller gave more than asked).
     /// - Parameter ratio: input frames per output frame (> 0) in effect for this period.
     /// Realtime-safe: yes.
-    public func inputFramesNeeded(forOutputFrames frames: Int, ratio: Double) -> Int {
+    package func inputFramesNeeded(forOutputFrames frames: Int, ratio: Double) -> Int {
         let missing = Double(frames) + leadFrames - heldFrames
         guard missing > 0 else { return 0 }
         return Int((missing * ratio).rounded(.up))
@@ -44,7 +44,7 @@ public struct ResamplerFrameAccount: Hashable, Sendable {
 
     /// Records one period: `inputFrames` given, `outputFrames` produced, at `ratio` input frames per output frame.
     /// Realtime-safe: yes.
-    public mutating func record(inputFrames: Int, outputFrames: Int, ratio: Double) {
+    package mutating func record(inputFrames: Int, outputFrames: Int, ratio: Double) {
         heldFrames += Double(inputFrames) / ratio - Double(outputFrames)
     }
 }

@@ -1,7 +1,7 @@
 import CSoxr
 
 /// The linked libsoxr (the SoX resampler), used for sample-rate conversion and clock-drift compensation.
-public enum SoxrLibrary {
+package enum SoxrLibrary {
     /// libsoxr's version string, e.g. "libsoxr-0.1.3". Thread-safe: yes.
-    public static var version: String { String(cString: soxr_version()) }
+    package static var version: String { String(cString: soxr_version()) }
 }

@@ -26,8 +26,10 @@ extension ConnectionLifecycle {
             .map { EntryKey(id: $0.id, role: .receiving) }
         let keys = (sent + received).sorted()
         guard !keys.isEmpty else {
-            let what = [request.source.map { "from \($0)" }, request.destination.map { "to \($0)" }, request.connectionID.map { "with id \($0)" }]
-                .compactMap { $0 }.joined(separator: " ")
+            let what = [
+                request.source.map { "from \($0)" }, request.destination.map { "to \($0)" }, request.connectionID.map { "with id \($0)" },
+            ]
+            .compactMap { $0 }.joined(separator: " ")
             return [.reply(requestID, .failure(ControlFailure(.notFound, "peer \(identity.name) has no connection \(what)")))]
         }
         let ending = Ending(reason: "disconnected", notice: "disconnected")

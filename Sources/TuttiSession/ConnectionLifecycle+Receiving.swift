@@ -63,8 +63,13 @@ extension ConnectionLifecycle {
             // The sender checks for the pair before offering; a second offer means it lost track (it
             // restarted): a stream that has stopped gives way, a live one is kept.
             guard case .lost = existing.phase else {
-                return [.reply(request, .failure(ControlFailure(
-                    .busy, "\(destination) already receives \(offer.source) [\(existing.id)]; disconnect it first")))]
+                return [
+                    .reply(
+                        request,
+                        .failure(
+                            ControlFailure(
+                                .busy, "\(destination) already receives \(offer.source) [\(existing.id)]; disconnect it first")))
+                ]
             }
             actions += close(
                 EntryKey(id: existing.id, role: .receiving), reason: "closed: \(offer.source) connected again", stop: true, notify: [])
@@ -114,8 +119,11 @@ extension ConnectionLifecycle {
 
     mutating func receivingStartFailed(_ id: ConnectionID, message: String) -> [Action] {
         guard let entry = receiving[id], case .starting = entry.phase else { return [] }
-        return replyOffer(id, .failure(ControlFailure(
-            .internalError, "\(entry.plan.summary.destination) cannot start receiving: \(message)")))
+        return replyOffer(
+            id,
+            .failure(
+                ControlFailure(
+                    .internalError, "\(entry.plan.summary.destination) cannot start receiving: \(message)")))
             + discard(EntryKey(id: id, role: .receiving), reason: "failed to start")
     }
 

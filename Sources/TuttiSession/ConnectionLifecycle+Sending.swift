@@ -96,8 +96,13 @@ extension ConnectionLifecycle {
             !$0.isClosing && $0.source.port == port.name && Self.samePort($0.destination, request.destination)
         }).min(by: { $0.id.rawValue < $1.id.rawValue }) {
             guard case .live = existing.phase, let summary = existing.summary else {
-                return [.reply(requestID, .failure(ControlFailure(
-                    .busy, "\(source) is being connected to \(request.destination) right now; try again in a moment")))]
+                return [
+                    .reply(
+                        requestID,
+                        .failure(
+                            ControlFailure(
+                                .busy, "\(source) is being connected to \(request.destination) right now; try again in a moment")))
+                ]
             }
             guard existing.reached != nil else {
                 return [.reply(requestID, .alreadyConnected(summary)), .report(.alreadyConnected(summary))]
@@ -109,14 +114,17 @@ extension ConnectionLifecycle {
             return [.probe(to: endpoints, within: timeouts.verify)]
         }
         if let rtp = request.rtpDestination {
-            return connect(entry, toStandardReceiver: rtp, ssrc: ssrc, options: request.options, now: portNow) { refuse($0, source: source) }
+            return connect(entry, toStandardReceiver: rtp, ssrc: ssrc, options: request.options, now: portNow) {
+                refuse($0, source: source)
+            }
         }
         entry.offer = offer(id: id, source: source, request: request, port: port, now: portNow)
         sending[id] = entry
         return beginOffer(id, now: now)
     }
 
-    private func offer(id: ConnectionID, source: PortReference, request: ConnectRequest, port: PortDescriptor, now: PortNow) -> StreamOffer {
+    private func offer(id: ConnectionID, source: PortReference, request: ConnectRequest, port: PortDescriptor, now: PortNow) -> StreamOffer
+    {
         Negotiation.offer(
             id: id, peerID: identity.peerID, source: source, destination: request.destination, port: port,
             currentRates: now.currentRates, senderClock: now.clock, options: request.options, captureClock: identity.captureClock,
@@ -200,15 +208,19 @@ extension ConnectionLifecycle {
                 + close(key, reason: cancel.reason, stop: false, notify: [reached], notice: cancel.notice ?? cancel.reason)
         }
         guard answer.connectionID == id else {
-            return replyConnect(id, .failure(ControlFailure(
-                .malformed, "\(entry.destination.peer) answered the offer for another connection (\(answer.connectionID))")))
+            return replyConnect(
+                id,
+                .failure(
+                    ControlFailure(
+                        .malformed, "\(entry.destination.peer) answered the offer for another connection (\(answer.connectionID))")))
                 + close(key, reason: "answer outside the offer", stop: false, notify: [reached])
         }
         let format: StreamFormat
         switch Negotiation.acceptAnswer(answer, to: offer, port: entry.port) {
         case .success(let accepted): format = accepted
         case .failure(let refusal):
-            return replyConnect(id, .failure(refusal.failure)) + close(key, reason: "answer outside the offer", stop: false, notify: [reached])
+            return replyConnect(id, .failure(refusal.failure))
+                + close(key, reason: "answer outside the offer", stop: false, notify: [reached])
         }
         let host = Self.mediaHost(reached: reached, remoteAddress: remoteAddress)
         var summary = ConnectionSummary(
@@ -256,7 +268,8 @@ extension ConnectionLifecycle {
     /// answer was lost.
     private mutating func offerFailed(_ entry: Sending, _ failure: ControlFailure) -> [Action] {
         replyConnect(entry.id, .failure(ControlFailure(failure.code, "cannot reach \(entry.destination.peer): \(failure.message)")))
-            + close(EntryKey(id: entry.id, role: .sending), reason: "the offer's answer did not arrive", stop: false, notify: entry.endpoints)
+            + close(
+                EntryKey(id: entry.id, role: .sending), reason: "the offer's answer did not arrive", stop: false, notify: entry.endpoints)
     }
 
     mutating func sendingStarted(_ id: ConnectionID, now: HostTime) -> [Action] {
@@ -276,7 +289,8 @@ extension ConnectionLifecycle {
     mutating func sendingStartFailed(_ id: ConnectionID, message: String) -> [Action] {
         guard let entry = sending[id], case .starting = entry.phase else { return [] }
         return replyConnect(id, .failure(ControlFailure(.internalError, "\(entry.source) cannot start sending: \(message)")))
-            + close(EntryKey(id: id, role: .sending), reason: "sender failed to start", stop: false, notify: entry.reached.map { [$0] } ?? [])
+            + close(
+                EntryKey(id: id, role: .sending), reason: "sender failed to start", stop: false, notify: entry.reached.map { [$0] } ?? [])
     }
 
     // MARK: - Ending
@@ -373,9 +387,13 @@ extension ConnectionLifecycle {
         (summary.state, summary.failureReason) = (remote.state, remote.failureReason)
         if remote.state == .failed {
             // Connecting again would not mend the receiver's output: say what is wrong there.
-            return replyConnect(entry.id, .failure(ControlFailure(
-                .busy,
-                "\(entry.destination) cannot play: \(remote.failureReason ?? "its output failed") (\(entry.source) is connected to it [\(id)]; disconnect, mend the output, then connect again)")))
+            return replyConnect(
+                entry.id,
+                .failure(
+                    ControlFailure(
+                        .busy,
+                        "\(entry.destination) cannot play: \(remote.failureReason ?? "its output failed") (\(entry.source) is connected to it [\(id)]; disconnect, mend the output, then connect again)"
+                    )))
                 + discard(key, reason: "already connected")
         }
         return replyConnect(entry.id, .alreadyConnected(summary)) + [.report(.alreadyConnected(summary))]

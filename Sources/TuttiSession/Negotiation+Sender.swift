@@ -52,13 +52,15 @@ extension Negotiation {
         _ answer: StreamAnswer, to offer: StreamOffer, port: PortDescriptor
     ) -> Result<StreamFormat, NegotiationRefusal> {
         let format = answer.format
-        let opusFits = format.sampleFormat != .opus
+        let opusFits =
+            format.sampleFormat != .opus
             || (format.sampleRate == OpusSettings.sampleRate && OpusSettings.supportedChannels.contains(format.channels))
         guard offer.sampleRates.contains(format.sampleRate), format.channels >= 1, format.channels <= port.channels,
             port.sampleFormats.contains(format.sampleFormat), opusFits
         else {
-            return .failure(NegotiationRefusal(
-                .noCommonFormat, "\(offer.destination.peer) chose a format outside the offer: \(format)"))
+            return .failure(
+                NegotiationRefusal(
+                    .noCommonFormat, "\(offer.destination.peer) chose a format outside the offer: \(format)"))
         }
         return .success(format)
     }

@@ -77,8 +77,9 @@ public enum Negotiation {
         let port = receiver.port
         let destination = offer.destination
         guard port.kind == .receiver || port.kind == .filter else {
-            return .failure(NegotiationRefusal(
-                .wrongDirection, "\(destination) is a \(port.kind) port and cannot receive audio; choose a receiver port"))
+            return .failure(
+                NegotiationRefusal(
+                    .wrongDirection, "\(destination) is a \(port.kind) port and cannot receive audio; choose a receiver port"))
         }
         let options = offer.options
 
@@ -89,8 +90,9 @@ public enum Negotiation {
         var sampleRate: Int
         if let requested = options.sampleRate {
             guard offer.sampleRates.contains(requested) else {
-                return .failure(NegotiationRefusal(
-                    .noCommonFormat, "\(offer.source) cannot send at \(requested) Hz (it offers \(list(offer.sampleRates)) Hz)"))
+                return .failure(
+                    NegotiationRefusal(
+                        .noCommonFormat, "\(offer.source) cannot send at \(requested) Hz (it offers \(list(offer.sampleRates)) Hz)"))
             }
             sampleRate = requested
         } else if let first = commonRates.first {
@@ -105,9 +107,10 @@ public enum Negotiation {
         let channels: Int
         if let requested = options.channels {
             guard requested <= offer.channels, requested <= port.channels else {
-                return .failure(NegotiationRefusal(
-                    .invalidOption,
-                    "cannot stream \(requested) channels: \(offer.source) has \(offer.channels), \(destination) has \(port.channels)"))
+                return .failure(
+                    NegotiationRefusal(
+                        .invalidOption,
+                        "cannot stream \(requested) channels: \(offer.source) has \(offer.channels), \(destination) has \(port.channels)"))
             }
             channels = requested
         } else {
@@ -118,16 +121,20 @@ public enum Negotiation {
         let sampleFormat: SampleFormat
         if let requested = options.sampleFormat {
             guard offer.sampleFormats.contains(requested), port.sampleFormats.contains(requested) else {
-                return .failure(NegotiationRefusal(
-                    .noCommonFormat,
-                    "\(requested) is not supported by both ends (\(offer.source): \(list(offer.sampleFormats)); \(destination): \(list(port.sampleFormats)))"))
+                return .failure(
+                    NegotiationRefusal(
+                        .noCommonFormat,
+                        "\(requested) is not supported by both ends (\(offer.source): \(list(offer.sampleFormats)); \(destination): \(list(port.sampleFormats)))"
+                    ))
             }
             sampleFormat = requested
         } else {
             guard let first = port.sampleFormats.first(where: offer.sampleFormats.contains) else {
-                return .failure(NegotiationRefusal(
-                    .noCommonFormat,
-                    "no common sample format: \(offer.source) sends \(list(offer.sampleFormats)), \(destination) accepts \(list(port.sampleFormats))"))
+                return .failure(
+                    NegotiationRefusal(
+                        .noCommonFormat,
+                        "no common sample format: \(offer.source) sends \(list(offer.sampleFormats)), \(destination) accepts \(list(port.sampleFormats))"
+                    ))
             }
             sampleFormat = first
         }
@@ -142,17 +149,22 @@ public enum Negotiation {
                 return .failure(NegotiationRefusal(.invalidOption, "\(error)"))
             }
             guard sampleRate == OpusSettings.sampleRate else {
-                return .failure(NegotiationRefusal(
-                    .noCommonFormat, "Opus streams run at 48000 Hz, and \(offer.source) sends at \(sampleRate) Hz; use --rate 48000 or PCM"))
+                return .failure(
+                    NegotiationRefusal(
+                        .noCommonFormat,
+                        "Opus streams run at 48000 Hz, and \(offer.source) sends at \(sampleRate) Hz; use --rate 48000 or PCM"))
             }
             guard OpusSettings.supportedChannels.contains(channels) else {
-                return .failure(NegotiationRefusal(
-                    .invalidOption, "Opus streams carry 1 or 2 channels, not \(channels); use --channels 2 or PCM"))
+                return .failure(
+                    NegotiationRefusal(
+                        .invalidOption, "Opus streams carry 1 or 2 channels, not \(channels); use --channels 2 or PCM"))
             }
             if let requested = options.packetFrames, requested != settings.frameDuration.framesPerChannel {
-                return .failure(NegotiationRefusal(
-                    .invalidOption,
-                    "an Opus packet is one \(settings.frameDuration) frame (\(settings.frameDuration.framesPerChannel) frames), not \(requested); use --frame instead of --frames"))
+                return .failure(
+                    NegotiationRefusal(
+                        .invalidOption,
+                        "an Opus packet is one \(settings.frameDuration) frame (\(settings.frameDuration.framesPerChannel) frames), not \(requested); use --frame instead of --frames"
+                    ))
             }
             opus = settings
         }
@@ -160,22 +172,29 @@ public enum Negotiation {
         // Packet size.
         let packetFrames = opus?.frameDuration.framesPerChannel ?? options.packetFrames ?? defaults.packetFrames
         guard StreamLimits.packetFrames.contains(packetFrames) else {
-            return .failure(NegotiationRefusal(
-                .invalidOption, "packet size \(packetFrames) frames is outside \(StreamLimits.packetFrames.lowerBound)–\(StreamLimits.packetFrames.upperBound)"))
+            return .failure(
+                NegotiationRefusal(
+                    .invalidOption,
+                    "packet size \(packetFrames) frames is outside \(StreamLimits.packetFrames.lowerBound)–\(StreamLimits.packetFrames.upperBound)"
+                ))
         }
         let payloadBytes = packetFrames * channels * sampleFormat.bytesPerSample
         guard !sampleFormat.isPCM || payloadBytes <= StreamLimits.maxPayloadBytes else {
             let largest = StreamLimits.maxPayloadBytes / (channels * sampleFormat.bytesPerSample)
-            return .failure(NegotiationRefusal(
-                .invalidOption,
-                "packets of \(packetFrames) frames × \(channels) channels of \(sampleFormat) exceed \(StreamLimits.maxPayloadBytes) bytes; use at most \(largest) frames"))
+            return .failure(
+                NegotiationRefusal(
+                    .invalidOption,
+                    "packets of \(packetFrames) frames × \(channels) channels of \(sampleFormat) exceed \(StreamLimits.maxPayloadBytes) bytes; use at most \(largest) frames"
+                ))
         }
 
         // Latency.
         // The lowest target is one packet (no jitter slack); the default leaves 2 ms of slack at least.
         let packetMilliseconds = Double(packetFrames) * 1000 / Double(sampleRate)
         var latencyMilliseconds = options.latencyMilliseconds ?? max(defaults.latencyMilliseconds, packetMilliseconds + 2)
-        if options.latencyMilliseconds == nil, let floor = options.latencyFloorMilliseconds, let ceiling = options.latencyCeilingMilliseconds {
+        if options.latencyMilliseconds == nil, let floor = options.latencyFloorMilliseconds,
+            let ceiling = options.latencyCeilingMilliseconds
+        {
             // Adaptive without a start: start at the default, inside the range.
             latencyMilliseconds = min(max(latencyMilliseconds, floor, packetMilliseconds), max(ceiling, packetMilliseconds))
         }
@@ -183,28 +202,34 @@ public enum Negotiation {
             return .failure(NegotiationRefusal(.invalidOption, "latency must be a finite number of milliseconds"))
         }
         guard latencyMilliseconds >= packetMilliseconds - 1e-9 else {
-            return .failure(NegotiationRefusal(
-                .invalidOption,
-                "latency \(formatted(latencyMilliseconds)) ms is below one packet (\(formatted(packetMilliseconds)) ms at \(packetFrames) frames, \(kilohertz(sampleRate)) kHz): the lowest is \(formatted(packetMilliseconds)) ms; raise --latency or lower --frames"))
+            return .failure(
+                NegotiationRefusal(
+                    .invalidOption,
+                    "latency \(formatted(latencyMilliseconds)) ms is below one packet (\(formatted(packetMilliseconds)) ms at \(packetFrames) frames, \(kilohertz(sampleRate)) kHz): the lowest is \(formatted(packetMilliseconds)) ms; raise --latency or lower --frames"
+                ))
         }
         guard latencyMilliseconds <= Double(StreamLimits.maxTargetLatencyMilliseconds) else {
-            return .failure(NegotiationRefusal(
-                .invalidOption, "latency \(formatted(latencyMilliseconds)) ms exceeds \(StreamLimits.maxTargetLatencyMilliseconds) ms"))
+            return .failure(
+                NegotiationRefusal(
+                    .invalidOption, "latency \(formatted(latencyMilliseconds)) ms exceeds \(StreamLimits.maxTargetLatencyMilliseconds) ms"))
         }
         var targetFrames = Int((latencyMilliseconds * Double(sampleRate) / 1000).rounded())
         var adaptive: ClosedRange<Int>?
         if let floor = options.latencyFloorMilliseconds, let ceiling = options.latencyCeilingMilliseconds {
             guard options.synchronizedLatencyMilliseconds == nil else {
-                return .failure(NegotiationRefusal(
-                    .invalidOption, "synchronized playout needs a fixed latency: use --latency MS with --sync, not a range"))
+                return .failure(
+                    NegotiationRefusal(
+                        .invalidOption, "synchronized playout needs a fixed latency: use --latency MS with --sync, not a range"))
             }
             // The floor is at least one packet, as a fixed latency is.
             let floorFrames = max(Int((floor * Double(sampleRate) / 1000).rounded()), packetFrames)
             let ceilingFrames = Int((ceiling * Double(sampleRate) / 1000).rounded())
             guard floorFrames <= ceilingFrames else {
-                return .failure(NegotiationRefusal(
-                    .invalidOption,
-                    "latency range \(formatted(floor))–\(formatted(ceiling)) ms is below one packet (\(formatted(packetMilliseconds)) ms at \(packetFrames) frames, \(kilohertz(sampleRate)) kHz): the lowest is \(formatted(packetMilliseconds)) ms; raise the ceiling or lower --frames"))
+                return .failure(
+                    NegotiationRefusal(
+                        .invalidOption,
+                        "latency range \(formatted(floor))–\(formatted(ceiling)) ms is below one packet (\(formatted(packetMilliseconds)) ms at \(packetFrames) frames, \(kilohertz(sampleRate)) kHz): the lowest is \(formatted(packetMilliseconds)) ms; raise the ceiling or lower --frames"
+                    ))
             }
             adaptive = floorFrames...ceilingFrames
             targetFrames = min(ceilingFrames, max(floorFrames, targetFrames))
@@ -214,25 +239,29 @@ public enum Negotiation {
             guard milliseconds.isFinite, milliseconds >= latencyMilliseconds - 1e-9,
                 milliseconds <= Double(StreamLimits.maxTargetLatencyMilliseconds)
             else {
-                return .failure(NegotiationRefusal(
-                    .invalidOption,
-                    "synchronized latency \(formatted(milliseconds)) ms must be between the buffer latency (\(formatted(latencyMilliseconds)) ms) and \(StreamLimits.maxTargetLatencyMilliseconds) ms"))
+                return .failure(
+                    NegotiationRefusal(
+                        .invalidOption,
+                        "synchronized latency \(formatted(milliseconds)) ms must be between the buffer latency (\(formatted(latencyMilliseconds)) ms) and \(StreamLimits.maxTargetLatencyMilliseconds) ms"
+                    ))
             }
             synchronized = Int64((milliseconds * 1e6).rounded())
             // The buffer must hold everything that waits for its playout time.
             targetFrames = max(targetFrames, Int((milliseconds * Double(sampleRate) / 1000).rounded()))
         }
-        return .success(StreamFormat(
-            sampleRate: sampleRate, channels: channels, sampleFormat: sampleFormat, packetFrames: packetFrames,
-            targetLatencyFrames: targetFrames, synchronizedLatencyNanoseconds: synchronized, adaptiveLatencyFrames: adaptive,
-            opus: opus))
+        return .success(
+            StreamFormat(
+                sampleRate: sampleRate, channels: channels, sampleFormat: sampleFormat, packetFrames: packetFrames,
+                targetLatencyFrames: targetFrames, synchronizedLatencyNanoseconds: synchronized, adaptiveLatencyFrames: adaptive,
+                opus: opus))
     }
 
     /// The receiver's device rate for a stream negotiated with `chooseFormat`: the rate its port already runs
     /// at, else the stream's if the port supports it, else the port's first (the receiver converts).
     public static func deviceRate(for format: StreamFormat, receiver: ReceiverCapabilities) -> Int {
         if let active = receiver.activeSampleRate { return active }
-        return receiver.port.sampleRates.contains(format.sampleRate) ? format.sampleRate : receiver.port.sampleRates.first ?? format.sampleRate
+        return receiver.port.sampleRates.contains(format.sampleRate)
+            ? format.sampleRate : receiver.port.sampleRates.first ?? format.sampleRate
     }
 
     private static func list<T: CustomStringConvertible>(_ values: [T]) -> String {

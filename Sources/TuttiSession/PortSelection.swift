@@ -7,11 +7,13 @@ public enum PortSelection {
     /// The sender port that `reference` names among `ports`, or why it cannot send.
     public static func source(_ reference: PortReference, in ports: [PortDescriptor]) -> Result<PortDescriptor, NegotiationRefusal> {
         guard let port = ports.first(where: { $0.name == reference.port }) else {
-            return .failure(NegotiationRefusal(.unknownPort, "peer \(reference.peer) has no port '\(reference.port)' (ports: \(names(ports)))"))
+            return .failure(
+                NegotiationRefusal(.unknownPort, "peer \(reference.peer) has no port '\(reference.port)' (ports: \(names(ports)))"))
         }
         guard port.kind == .sender || port.kind == .filter else {
-            return .failure(NegotiationRefusal(
-                .wrongDirection, "\(reference) is a \(port.kind) port and cannot be a source; give a sender port first"))
+            return .failure(
+                NegotiationRefusal(
+                    .wrongDirection, "\(reference) is a \(port.kind) port and cannot be a source; give a sender port first"))
         }
         return .success(port)
     }
@@ -19,11 +21,13 @@ public enum PortSelection {
     /// The receiver port that `reference` names among `ports`, or why it cannot receive.
     public static func destination(_ reference: PortReference, in ports: [PortDescriptor]) -> Result<PortDescriptor, NegotiationRefusal> {
         guard let port = ports.first(where: { $0.name == reference.port }) else {
-            return .failure(NegotiationRefusal(.unknownPort, "peer \(reference.peer) has no port '\(reference.port)' (ports: \(names(ports)))"))
+            return .failure(
+                NegotiationRefusal(.unknownPort, "peer \(reference.peer) has no port '\(reference.port)' (ports: \(names(ports)))"))
         }
         guard port.kind == .receiver || port.kind == .filter else {
-            return .failure(NegotiationRefusal(
-                .wrongDirection, "\(reference) is a \(port.kind) port and cannot receive audio; choose a receiver port"))
+            return .failure(
+                NegotiationRefusal(
+                    .wrongDirection, "\(reference) is a \(port.kind) port and cannot receive audio; choose a receiver port"))
         }
         return .success(port)
     }

@@ -34,17 +34,22 @@ public enum StandardReceiverFormat {
         if options.latencyMilliseconds != nil || options.latencyFloorMilliseconds != nil
             || options.synchronizedLatencyMilliseconds != nil
         {
-            return .failure(NegotiationRefusal(
-                .invalidOption,
-                "--latency and --sync set a Tutti receiver's buffer; \(receiverName) is a standard RTP receiver with its own, so leave them out"))
+            return .failure(
+                NegotiationRefusal(
+                    .invalidOption,
+                    "--latency and --sync set a Tutti receiver's buffer; \(receiverName) is a standard RTP receiver with its own, so leave them out"
+                ))
         }
         let sampleFormat = options.sampleFormat ?? defaultSampleFormat
         guard port.sampleFormats.contains(sampleFormat) else {
-            return .failure(NegotiationRefusal(
-                .noCommonFormat,
-                "\(source) does not send \(sampleFormat) (it sends \(port.sampleFormats.map(\.description).joined(separator: ", "))); choose one with --format"))
+            return .failure(
+                NegotiationRefusal(
+                    .noCommonFormat,
+                    "\(source) does not send \(sampleFormat) (it sends \(port.sampleFormats.map(\.description).joined(separator: ", "))); choose one with --format"
+                ))
         }
-        let sampleRate = options.sampleRate
+        let sampleRate =
+            options.sampleRate
             ?? (currentRates.contains(OpusSettings.sampleRate) ? OpusSettings.sampleRate : currentRates.first ?? OpusSettings.sampleRate)
         let channels: Int
         if let requested = options.channels {

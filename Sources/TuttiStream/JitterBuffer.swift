@@ -392,7 +392,8 @@ public struct JitterBuffer: ~Copyable {
             let slot = slots.slot(packetIndex)
             let arrived = slots.holds(packetIndex)
             // Opus: decode (or recover, or conceal) the packet when the play head first reaches it.
-            let present = opus != nil && packetIndex >= 0 && (arrived || state == .playing)
+            let present =
+                opus != nil && packetIndex >= 0 && (arrived || state == .playing)
                 ? decodeOpus(slot: slot, packetIndex: packetIndex, packetStart: packetStart, arrived: arrived)
                 : arrived
             if present, !arrived { notePassedMissing(index: packetIndex, packetStart: packetStart, slot: slot) }
@@ -460,7 +461,9 @@ public struct JitterBuffer: ~Copyable {
             targetFrames = current
             targetMeasured = true
         }
-        switch LatencyPolicy.adaptiveStep(currentFrames: current, desiredFrames: desired, packetFrames: format.packetFrames, sampleRate: format.sampleRate) {
+        switch LatencyPolicy.adaptiveStep(
+            currentFrames: current, desiredFrames: desired, packetFrames: format.packetFrames, sampleRate: format.sampleRate)
+        {
         case .hold:
             return
         case .raise(let step):
@@ -597,4 +600,3 @@ public struct JitterBuffer: ~Copyable {
             index: index, packetStart: packetStart, slot: slot, newestTimestamp: slots.highestTimestamp, playing: state == .playing)
     }
 }
-

@@ -141,9 +141,10 @@ public struct LatencyPolicy: Sendable {
         _ buffer: inout JitterBuffer, anchoredAt arrival: HostTime, now: HostTime, nominalReadFrames: Int, resampled: Bool
     ) {
         let elapsed = Int((now.nanoseconds - arrival.nanoseconds) * Int64(format.sampleRate) / 1_000_000_000)
-        let latency = Self.alignedLatency(
-            targetFrames: format.targetLatencyFrames, packetFrames: format.packetFrames, readFrames: nominalReadFrames,
-            phaseFrames: elapsed) + Self.wobbleFrames(resampled: resampled)
+        let latency =
+            Self.alignedLatency(
+                targetFrames: format.targetLatencyFrames, packetFrames: format.packetFrames, readFrames: nominalReadFrames,
+                phaseFrames: elapsed) + Self.wobbleFrames(resampled: resampled)
         // At latency T the head would be `elapsed` ahead of where the buffer put it; at the aligned latency,
         // `latency − T` less.
         buffer.moveStart(byFrames: elapsed - (latency - format.targetLatencyFrames))
@@ -153,7 +154,8 @@ public struct LatencyPolicy: Sendable {
     /// target now. Fixed: nil while the latency of the first second of playout is learned (again after every
     /// re-anchor and after a trim), then that latency. `reset` is called when learning starts again (the
     /// drift loop restarts from its estimate). Device thread.
-    public mutating func driftSetpoint(_ statistics: JitterBufferStatistics, measuredLatency latency: Double, reset: () -> Void) -> Double? {
+    public mutating func driftSetpoint(_ statistics: JitterBufferStatistics, measuredLatency latency: Double, reset: () -> Void) -> Double?
+    {
         let trimmed = format.adaptiveLatencyFrames == nil && statistics.latencyChanges != learnedLatencyChanges
         if statistics.resynchronizations != learnedResynchronizations || trimmed {
             learnedResynchronizations = statistics.resynchronizations

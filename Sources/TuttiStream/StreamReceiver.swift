@@ -88,14 +88,17 @@ public final class StreamReceiver: @unchecked Sendable {
         // A slower loop than the controller's default (10 s instead of 3 s; the level averaged over 3 s):
         // clocks drift steadily, and a slow loop keeps network jitter out of the pitch. ±500 ppm covers
         // sound cards, which differ by up to a few hundred ppm.
-        drift = DriftController(DriftController.Configuration(
-            sampleRate: outputRate, periodFrames: maxPeriodFrames, levelTimeConstant: 3, loopTimeConstant: 10,
-            maximumCorrectionPPM: 500))
+        drift = DriftController(
+            DriftController.Configuration(
+                sampleRate: outputRate, periodFrames: maxPeriodFrames, levelTimeConstant: 3, loopTimeConstant: 10,
+                maximumCorrectionPPM: 500))
         if outputRate != format.sampleRate || driftCompensation {
             do throws(ResamplerError) {
-                resampler = Optional(try Resampler(
-                    inputRate: format.sampleRate, outputRate: outputRate, channels: format.channels,
-                    maximumOutputFrames: maxPeriodFrames, mode: .driftCompensation(inputRate: format.sampleRate, outputRate: outputRate, maximumCorrectionPPM: 1_000)))
+                resampler = Optional(
+                    try Resampler(
+                        inputRate: format.sampleRate, outputRate: outputRate, channels: format.channels,
+                        maximumOutputFrames: maxPeriodFrames,
+                        mode: .driftCompensation(inputRate: format.sampleRate, outputRate: outputRate, maximumCorrectionPPM: 1_000)))
             } catch {
                 preconditionFailure("the resampler refused a supported conversion \(format.sampleRate) → \(outputRate) Hz: \(error)")
             }
@@ -186,7 +189,8 @@ public final class StreamReceiver: @unchecked Sendable {
         if let latency = statistics.latencyNanoseconds { statistics.latencyNanoseconds = latency + delay }
         if publishIfDue(statistics, state: state, streamFrames: needed) {
             driftBits.store((followedEstimate ?? drift.driftEstimatePPM).bitPattern, ordering: .relaxed)
-            ratioBits.store((Double(format.sampleRate) / Double(outputSampleRate) * (resampler?.correction ?? 1)).bitPattern, ordering: .relaxed)
+            ratioBits.store(
+                (Double(format.sampleRate) / Double(outputSampleRate) * (resampler?.correction ?? 1)).bitPattern, ordering: .relaxed)
         }
         measureLevel(frames: frames)
         return captureTime

@@ -60,10 +60,12 @@ public enum ControlValidation {
                 for endpoint in peer.endpoints { try check(endpoint) }
             }
             if let rates = body.runningSampleRates {
-                try require(rates.count <= ControlProtocol.maxListCount, "runningSampleRates has more than \(ControlProtocol.maxListCount) entries")
+                try require(
+                    rates.count <= ControlProtocol.maxListCount, "runningSampleRates has more than \(ControlProtocol.maxListCount) entries")
                 for (port, rate) in rates {
                     try require(PortDescriptor.isValidName(port), "runningSampleRates names an invalid port")
-                    try require(StreamLimits.sampleRates.contains(rate), "running sample rate \(rate) out of range \(StreamLimits.sampleRates)")
+                    try require(
+                        StreamLimits.sampleRates.contains(rate), "running sample rate \(rate) out of range \(StreamLimits.sampleRates)")
                 }
             }
         case .connected(let body), .alreadyConnected(let body): try check(body)
@@ -82,7 +84,9 @@ public enum ControlValidation {
         case .failure(let failure):
             // The CLI prints it: one line, no terminal escapes.
             try require(failure.message.utf8.count <= 1024, "error message too long")
-            try require(!failure.message.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "error message contains control characters")
+            try require(
+                !failure.message.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F },
+                "error message contains control characters")
         }
     }
 

@@ -187,7 +187,9 @@ case "receive-poll", "receive-ready":
                 + "recvmmsg \(statistics.receiveCalls), kernel-timed \(statistics.kernelTimestamped); "
                 + "handler − kernel arrival: p50 \(counters.delayQuantile(0.5)) µs, p99 \(counters.delayQuantile(0.99)) µs")
     } else {
-        print("received \(counters.received.load(ordering: .relaxed)) of \(expected); recvmmsg \(counters.lastArrival.load(ordering: .relaxed))")
+        print(
+            "received \(counters.received.load(ordering: .relaxed)) of \(expected); recvmmsg \(counters.lastArrival.load(ordering: .relaxed))"
+        )
     }
 
 case "send-each", "send-batch":

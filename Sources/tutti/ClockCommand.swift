@@ -31,7 +31,9 @@ struct ClockCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Beats per phase cycle (e.g. 4 for a 4/4 bar).", valueName: "BEATS"))
     var quantum: Double = 4
 
-    @Option(name: .customLong("interface"), help: ArgumentHelp("Run Link on this interface only (repeatable; default: all).", valueName: "NAME"))
+    @Option(
+        name: .customLong("interface"), help: ArgumentHelp("Run Link on this interface only (repeatable; default: all).", valueName: "NAME")
+    )
     var interfaces: [String] = []
 
     @Option(help: ArgumentHelp("Seconds to wait for the session before applying changes.", valueName: "SECONDS"))
@@ -46,13 +48,18 @@ struct ClockCommand: AsyncParsableCommand {
     @Option(help: "Stop after this many samples (default: until Ctrl-C; 1 with --json; 0 to apply changes and exit).")
     var count: Int?
 
-    @Flag(help: "Serve: take JSON commands on stdin (state, tempo, start, stop, quantum, sample, log_changes, quit, kill) and print JSON lines, as the lab's Link test peer does.")
+    @Flag(
+        help:
+            "Serve: take JSON commands on stdin (state, tempo, start, stop, quantum, sample, log_changes, quit, kill) and print JSON lines, as the lab's Link test peer does."
+    )
     var serve = false
 
     @Option(help: ArgumentHelp("Name in --serve output lines.", valueName: "NAME"))
     var name = "tutti"
 
-    @Option(name: .customLong("sample-every"), help: ArgumentHelp("--serve: print a sample every MS milliseconds from the start.", valueName: "MS"))
+    @Option(
+        name: .customLong("sample-every"),
+        help: ArgumentHelp("--serve: print a sample every MS milliseconds from the start.", valueName: "MS"))
     var sampleEvery = 0
 
     @Flag(name: .customLong("log-changes"), help: "--serve: print a line whenever tempo, peer count or transport changes.")
@@ -91,7 +98,7 @@ struct ClockCommand: AsyncParsableCommand {
             }
             let samples = count ?? (json ? 1 : Int.max)
             let quantumBeats = Beats(quantum)
-            let interactive = isatty(1) == 1 && !json
+            let interactive = system_isatty(1) == 1 && !json
             for index in 0..<samples {
                 if index > 0 || (!changes && json) { try await Task.sleep(for: .milliseconds(Int64(interval * 1000))) }
                 let host = link.hostMicroseconds
@@ -100,12 +107,17 @@ struct ClockCommand: AsyncParsableCommand {
                 let phase = state.clock.phase(atHostTime: host, quantum: quantumBeats)
                 if json {
                     print(
-                        "{\"t\":\(host * 1000),\"peers\":\(state.peerCount),\"tempo\":\(state.clock.timeline.tempo.bpm),\"beat\":\(beats.value),\"phase\":\(phase.value),\"quantum\":\(quantum),\"playing\":\(state.startStop.isPlaying),\"session\":\"\(String(state.sessionID.rawValue, radix: 16))\"}")
+                        "{\"t\":\(host * 1000),\"peers\":\(state.peerCount),\"tempo\":\(state.clock.timeline.tempo.bpm),\"beat\":\(beats.value),\"phase\":\(phase.value),\"quantum\":\(quantum),\"playing\":\(state.startStop.isPlaying),\"session\":\"\(String(state.sessionID.rawValue, radix: 16))\"}"
+                    )
                 } else {
                     if interactive { print("\u{1B}[H\u{1B}[2J", terminator: "") }
-                    let bar = String(repeating: "■", count: Int(phase.value)) + String(repeating: "□", count: max(0, Int(quantum.rounded(.up)) - Int(phase.value)))
+                    let bar =
+                        String(repeating: "■", count: Int(phase.value))
+                        + String(repeating: "□", count: max(0, Int(quantum.rounded(.up)) - Int(phase.value)))
                     print("Link session \(state.sessionID)  peers \(state.peerCount)  on \(link.interfaceNames.joined(separator: ", "))")
-                    print("tempo \(fixed(state.clock.timeline.tempo.bpm, 2)) bpm   beat \(fixed(beats.value, 3))   phase \(fixed(phase.value, 3))/\(fixed(quantum, 0))  \(bar)   \(state.startStop.isPlaying ? "playing" : "stopped")")
+                    print(
+                        "tempo \(fixed(state.clock.timeline.tempo.bpm, 2)) bpm   beat \(fixed(beats.value, 3))   phase \(fixed(phase.value, 3))/\(fixed(quantum, 0))  \(bar)   \(state.startStop.isPlaying ? "playing" : "stopped")"
+                    )
                 }
                 flushStandardOutput()
             }

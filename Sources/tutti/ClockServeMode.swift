@@ -39,7 +39,7 @@ final class ClockServeMode: @unchecked Sendable {
         let line = "{" + all.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",") + "}\n"
         output.withLock { _ in
             // One write per line, so lines from the sampler and the command loop never interleave.
-            _ = line.withCString { write(1, $0, strlen($0)) }
+            _ = line.withCString { system_write(1, $0, strlen($0)) }
         }
     }
 
@@ -63,9 +63,15 @@ final class ClockServeMode: @unchecked Sendable {
         // What changes are reported against: the state before `hello`, with no peer counted (the service
         // started alone). The monitor task below may start tens of ms later on a loaded machine; a peer
         // found in the meantime must still be reported (the lab missed a 0 -> 2 change that way).
-        let baseline = { var alone = link.snapshot; alone.peerCount = 0; return alone }()
+        let baseline = {
+            var alone = link.snapshot
+            alone.peerCount = 0
+            return alone
+        }()
         let baselineTime = Self.monotonicNanoseconds()
-        emit(["ev": "\"hello\"", "pid": String(getpid()), "clock": "\"CLOCK_MONOTONIC\"", "quantum": String(quantum.withLock { $0 })])
+        emit([
+            "ev": "\"hello\"", "pid": String(system_getpid()), "clock": "\"CLOCK_MONOTONIC\"", "quantum": String(quantum.withLock { $0 }),
+        ])
         let commands = AsyncStream<String> { continuation in
             let reader = OSThread(name: "tutti-stdin") {
                 while let line = readLine() { continuation.yield(line) }
@@ -92,16 +98,22 @@ final class ClockServeMode: @unchecked Sendable {
                         let t = String(now)
                         let previous = String(lastTime)
                         if current.clock.timeline.tempo != last.clock.timeline.tempo {
-                            emit(["ev": "\"change\"", "what": "\"tempo\"", "value": String(current.clock.timeline.tempo.bpm),
-                                  "old": String(last.clock.timeline.tempo.bpm), "t": t, "tprev": previous])
+                            emit([
+                                "ev": "\"change\"", "what": "\"tempo\"", "value": String(current.clock.timeline.tempo.bpm),
+                                "old": String(last.clock.timeline.tempo.bpm), "t": t, "tprev": previous,
+                            ])
                         }
                         if current.peerCount != last.peerCount {
-                            emit(["ev": "\"change\"", "what": "\"peers\"", "value": String(current.peerCount),
-                                  "old": String(last.peerCount), "t": t, "tprev": previous])
+                            emit([
+                                "ev": "\"change\"", "what": "\"peers\"", "value": String(current.peerCount),
+                                "old": String(last.peerCount), "t": t, "tprev": previous,
+                            ])
                         }
                         if current.startStop.isPlaying != last.startStop.isPlaying {
-                            emit(["ev": "\"change\"", "what": "\"playing\"", "value": current.startStop.isPlaying ? "true" : "false",
-                                  "old": last.startStop.isPlaying ? "true" : "false", "t": t, "tprev": previous])
+                            emit([
+                                "ev": "\"change\"", "what": "\"playing\"", "value": current.startStop.isPlaying ? "true" : "false",
+                                "old": last.startStop.isPlaying ? "true" : "false", "t": t, "tprev": previous,
+                            ])
                         }
                     }
                     last = current
@@ -134,7 +146,11 @@ final class ClockServeMode: @unchecked Sendable {
         } else {
             let words = trimmed.split(separator: " ")
             command["cmd"] = String(words[0])
-            if words.count > 1, let value = Double(words[1]) { command["bpm"] = value; command["q"] = value; command["every_ms"] = value }
+            if words.count > 1, let value = Double(words[1]) {
+                command["bpm"] = value
+                command["q"] = value
+                command["every_ms"] = value
+            }
         }
         let name = command["cmd"] as! String
         let id = (command["id"]).map { "\($0)" }
@@ -160,8 +176,8 @@ final class ClockServeMode: @unchecked Sendable {
             emit(["ev": "\"ack\"", "cmd": "\"quit\"", "t0": String(t0), "t1": String(Self.monotonicNanoseconds())])
             return false
         case "kill":
-            emit(["ev": "\"ack\"", "cmd": "\"kill\"", "pid": String(getpid()), "t0": String(t0), "t1": String(t0)])
-            kill(getpid(), SIGKILL)
+            emit(["ev": "\"ack\"", "cmd": "\"kill\"", "pid": String(system_getpid()), "t0": String(t0), "t1": String(t0)])
+            system_kill(system_getpid(), SIGKILL)
         default:
             return error("unknown command '\(name)'")
         }

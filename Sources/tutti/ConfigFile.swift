@@ -20,7 +20,9 @@ struct ConfigFile {
 
     static func load(path: String) throws -> ConfigFile {
         let text: String
-        do { text = try TextFile.read(path) } catch { throw CLIError("cannot read config \(path): \(String(cString: strerror(error.errno)))") }
+        do { text = try TextFile.read(path) } catch {
+            throw CLIError("cannot read config \(path): \(String(cString: strerror(error.errno)))")
+        }
         let table: TOMLTable
         do { table = try TOMLTable(string: text) } catch let error as TOMLParseError {
             throw CLIError("config \(path): \(error.description) at line \(error.source.begin.line)")
@@ -28,7 +30,10 @@ struct ConfigFile {
             throw CLIError("config \(path): \(error)")
         }
         var config = ConfigFile()
-        let known: Set<String> = ["name", "control-port", "period", "conceal", "realtime-priority", "state-dir", "discovery", "link", "peers", "sender", "receiver"]
+        let known: Set<String> = [
+            "name", "control-port", "period", "conceal", "realtime-priority", "state-dir", "discovery", "link", "peers", "sender",
+            "receiver",
+        ]
         if let unknown = table.keys.sorted().first(where: { !known.contains($0) }) {
             throw CLIError("config \(path): unknown key '\(unknown)' (known: \(known.sorted().joined(separator: ", ")))")
         }
@@ -68,11 +73,15 @@ struct ConfigFile {
                 for field in entry.keys {
                     let raw = entry[field]!
                     let mapped = field == "source" || field == "sink" ? "kind" : field == "sample-rates" ? "rates" : field
-                    if let text = raw.string { values[mapped] = text }
-                    else if let number = raw.int { values[mapped] = String(number) }
-                    else if let number = raw.double { values[mapped] = String(number) }
-                    else if let flag = raw.bool { values[mapped] = String(flag) }
-                    else if let list = raw.array {
+                    if let text = raw.string {
+                        values[mapped] = text
+                    } else if let number = raw.int {
+                        values[mapped] = String(number)
+                    } else if let number = raw.double {
+                        values[mapped] = String(number)
+                    } else if let flag = raw.bool {
+                        values[mapped] = String(flag)
+                    } else if let list = raw.array {
                         values[mapped] = list.map { $0.int.map(String.init) ?? $0.string ?? "?" }.joined(separator: "/")
                     } else {
                         throw CLIError("config \(path): [[\(key)]] field '\(field)' has an unsupported type")

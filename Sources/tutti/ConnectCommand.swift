@@ -29,13 +29,22 @@ struct ConnectCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The receiver port, or a standard RTP receiver's address.", valueName: "PEER:PORT|rtp://HOST:PORT"))
     var destinationText: String
 
-    @Option(help: ArgumentHelp("Write the stream's SDP description to FILE instead of printing it (rtp:// destinations print it by default).", valueName: "FILE"))
+    @Option(
+        help: ArgumentHelp(
+            "Write the stream's SDP description to FILE instead of printing it (rtp:// destinations print it by default).",
+            valueName: "FILE"))
     var sdp: String?
 
-    @Option(help: ArgumentHelp("Sample rate in Hz, \(StreamLimits.sampleRates.lowerBound)–\(StreamLimits.sampleRates.upperBound) (default: the receiver port's preferred rate that the sender has).", valueName: "HZ"))
+    @Option(
+        help: ArgumentHelp(
+            "Sample rate in Hz, \(StreamLimits.sampleRates.lowerBound)–\(StreamLimits.sampleRates.upperBound) (default: the receiver port's preferred rate that the sender has).",
+            valueName: "HZ"))
     var rate: Int?
 
-    @Option(help: ArgumentHelp("Channels to stream, \(StreamLimits.channels.lowerBound)–\(StreamLimits.channels.upperBound) (default: as many as both ports have).", valueName: "N"))
+    @Option(
+        help: ArgumentHelp(
+            "Channels to stream, \(StreamLimits.channels.lowerBound)–\(StreamLimits.channels.upperBound) (default: as many as both ports have).",
+            valueName: "N"))
     var channels: Int?
 
     @Option(help: ArgumentHelp("Sample format: L16 or L24 (PCM), or OPUS.", valueName: "FORMAT"))
@@ -59,10 +68,15 @@ struct ConnectCommand: AsyncParsableCommand {
     @Flag(help: "Opus in-band forward error correction (needs 10 or 20 ms frames and --application audio or voip).")
     var fec = false
 
-    @Option(name: .customLong("expected-loss"), help: ArgumentHelp("Opus: the packet loss to prepare FEC for, in percent.", valueName: "PERCENT"))
+    @Option(
+        name: .customLong("expected-loss"),
+        help: ArgumentHelp("Opus: the packet loss to prepare FEC for, in percent.", valueName: "PERCENT"))
     var expectedLoss: String?
 
-    @Option(help: ArgumentHelp("Frames per packet, \(StreamLimits.packetFrames.lowerBound)–\(StreamLimits.packetFrames.upperBound) (default 64).", valueName: "FRAMES"))
+    @Option(
+        help: ArgumentHelp(
+            "Frames per packet, \(StreamLimits.packetFrames.lowerBound)–\(StreamLimits.packetFrames.upperBound) (default 64).",
+            valueName: "FRAMES"))
     var frames: Int?
 
     // `.unconditional`: a negative value (`--latency -3`) is this option's value, refused by `validate()` in
@@ -76,10 +90,15 @@ struct ConnectCommand: AsyncParsableCommand {
 
     @Option(
         parsing: .unconditional,
-        help: ArgumentHelp("Synchronized playout: play every sample this many ms after its capture on the shared beat clock, so receivers on different machines play it at the same moment (at most \(StreamLimits.maxTargetLatencyMilliseconds) ms).", valueName: "MS"))
+        help: ArgumentHelp(
+            "Synchronized playout: play every sample this many ms after its capture on the shared beat clock, so receivers on different machines play it at the same moment (at most \(StreamLimits.maxTargetLatencyMilliseconds) ms).",
+            valueName: "MS"))
     var sync: String?
 
-    @Flag(help: "Print the result as one JSON object: {\"status\": \"connected\"|\"already-connected\"|\"error\", \"connection\": …, \"sdp\": …, \"notes\": […], \"error\": …}.")
+    @Flag(
+        help:
+            "Print the result as one JSON object: {\"status\": \"connected\"|\"already-connected\"|\"error\", \"connection\": …, \"sdp\": …, \"notes\": […], \"error\": …}."
+    )
     var json = false
 
     @OptionGroup var session: SessionOptions
@@ -95,11 +114,14 @@ struct ConnectCommand: AsyncParsableCommand {
         try Self.check(channels, "--channels", StreamLimits.channels)
         try Self.check(frames, "--frames", StreamLimits.packetFrames)
         if let format, SampleFormat(loosely: format) == nil { throw ValidationError("--format must be L16, L24 or OPUS (got '\(format)')") }
-        if let codec, !["pcm", "opus"].contains(codec.lowercased()) { throw ValidationError("--codec must be pcm or opus (got '\(codec)')") }
+        if let codec, !["pcm", "opus"].contains(codec.lowercased()) {
+            throw ValidationError("--codec must be pcm or opus (got '\(codec)')")
+        }
         _ = try opusSettings()
         let most = StreamLimits.maxTargetLatencyMilliseconds
         if let latency, LatencyChoice(latency).map({ $0.upperBound <= Double(most) }) != true {
-            throw ValidationError("--latency must be a number of milliseconds above 0 and at most \(most), a range MIN..MAX, or auto (got '\(latency)')")
+            throw ValidationError(
+                "--latency must be a number of milliseconds above 0 and at most \(most), a range MIN..MAX, or auto (got '\(latency)')")
         }
         if let sync, Double(sync).map({ $0.isFinite && $0 > 0 && $0 <= Double(most) }) != true {
             throw ValidationError("--sync must be a number of milliseconds above 0 and at most \(most) (got '\(sync)')")
@@ -149,7 +171,9 @@ struct ConnectCommand: AsyncParsableCommand {
                     destinationEndpoints: receiver.endpoints, options: options)
             case .rtp(let address):
                 if address.port % 2 == 1 {
-                    notes.append("\(address) is an odd port: RTP receivers listen on an even port and take RTCP on the next one (RFC 3550 §11); most will not play it")
+                    notes.append(
+                        "\(address) is an odd port: RTP receivers listen on an even port and take RTCP on the next one (RFC 3550 §11); most will not play it"
+                    )
                 }
                 request = ConnectRequest(source: sourceReference, rtpDestination: address, options: options)
             }
@@ -182,7 +206,9 @@ struct ConnectCommand: AsyncParsableCommand {
                 } else {
                     // The receiving end's state, when it is not simply playing (still buffering, or its sender lost).
                     let state = summary.state == .playing ? "" : " (\(summary.state.rawValue))"
-                    print("already connected \(summary.source) → \(summary.destination)\(state): \(formatText) [\(summary.id)]; nothing changed")
+                    print(
+                        "already connected \(summary.source) → \(summary.destination)\(state): \(formatText) [\(summary.id)]; nothing changed"
+                    )
                 }
                 if let sdpText, sdp == nil { print(sdpText, terminator: "") }
             }
@@ -205,11 +231,15 @@ struct ConnectCommand: AsyncParsableCommand {
         let streamed = summary.format.channels
         var notes = [String]()
         if source.channels > streamed {
-            let dropped = streamed + 1 == source.channels ? "channel \(source.channels) is" : "channels \(streamed + 1)–\(source.channels) are"
-            notes.append("\(summary.source) has \(source.channels) channels and the stream carries \(streamed) (channels 1–\(streamed)); \(dropped) not sent")
+            let dropped =
+                streamed + 1 == source.channels ? "channel \(source.channels) is" : "channels \(streamed + 1)–\(source.channels) are"
+            notes.append(
+                "\(summary.source) has \(source.channels) channels and the stream carries \(streamed) (channels 1–\(streamed)); \(dropped) not sent"
+            )
         }
         if let destination, destination.channels > streamed, streamed > 1 {
-            notes.append("\(summary.destination) has \(destination.channels) channels; the stream fills \(streamed) of them, the rest stay silent")
+            notes.append(
+                "\(summary.destination) has \(destination.channels) channels; the stream fills \(streamed) of them, the rest stay silent")
         }
         return notes
     }
@@ -234,7 +264,8 @@ struct DisconnectCommand: AsyncParsableCommand {
     var sourceText: String
 
     @Argument(
-        help: ArgumentHelp("The receiver port or rtp:// address (default: all of the sender's connections).", valueName: "PEER:PORT|rtp://HOST:PORT"))
+        help: ArgumentHelp(
+            "The receiver port or rtp:// address (default: all of the sender's connections).", valueName: "PEER:PORT|rtp://HOST:PORT"))
     var destinationText: String?
 
     @Flag(help: "Print the result as one JSON object: {\"status\": \"disconnected\"|\"error\", \"count\": N, \"error\": …}.")
@@ -267,11 +298,12 @@ struct DisconnectCommand: AsyncParsableCommand {
             let source = try self.source.reference
             let target = try self.target
             // Connections name an rtp:// destination by its canonical URL; it is no peer to ask.
-            let destination: PortReference? = switch target {
-            case .port(let argument)?: argument.reference
-            case .rtp(let address)?: address.portReference
-            case nil: nil
-            }
+            let destination: PortReference? =
+                switch target {
+                case .port(let argument)?: argument.reference
+                case .rtp(let address)?: address.portReference
+                case nil: nil
+                }
             let receiverPeer: String? = if case .port(let argument)? = target { argument.peer } else { nil }
             let wanted = [source.peer] + (receiverPeer.map { [$0] } ?? [])
             let peers = await session.findPeers(wanted: wanted)
@@ -279,9 +311,13 @@ struct DisconnectCommand: AsyncParsableCommand {
             var targets = [SessionPeer]()
             if let sender = try? session.peer(named: source.peer, in: peers) { targets.append(sender) }
             if let receiverPeer, let receiver = try? session.peer(named: receiverPeer, in: peers) { targets.append(receiver) }
-            guard !targets.isEmpty else { _ = try session.peer(named: source.peer, in: peers); return }
+            guard !targets.isEmpty else {
+                _ = try session.peer(named: source.peer, in: peers)
+                return
+            }
             func canonical(_ reference: PortReference) -> PortReference {
-                PortReference(peer: peers.first { $0.name.lowercased() == reference.peer.lowercased() }?.name ?? reference.peer, port: reference.port)
+                PortReference(
+                    peer: peers.first { $0.name.lowercased() == reference.peer.lowercased() }?.name ?? reference.peer, port: reference.port)
             }
             var lastFailure = "not found"
             for target in targets {
@@ -294,7 +330,9 @@ struct DisconnectCommand: AsyncParsableCommand {
                         if json {
                             printJSON(Result(status: "disconnected", count: count))
                         } else {
-                            print("disconnected \(count) connection\(count == 1 ? "" : "s") from \(named.source)\(named.destination.map { " to \($0)" } ?? "")")
+                            print(
+                                "disconnected \(count) connection\(count == 1 ? "" : "s") from \(named.source)\(named.destination.map { " to \($0)" } ?? "")"
+                            )
                         }
                         return
                     case .failure(let failure): lastFailure = failure.message
@@ -316,7 +354,9 @@ extension ConnectCommand {
         let wantsOpus = codec?.lowercased() == "opus" || format.flatMap(SampleFormat.init(loosely:)) == .opus
         let opusFlags = [bitrate != nil, frame != nil, complexity != nil, application != nil, fec, expectedLoss != nil]
         guard wantsOpus else {
-            if opusFlags.contains(true) { throw ValidationError("--bitrate, --frame, --complexity, --application, --fec and --expected-loss need --codec opus") }
+            if opusFlags.contains(true) {
+                throw ValidationError("--bitrate, --frame, --complexity, --application, --fec and --expected-loss need --codec opus")
+            }
             return nil
         }
         if codec?.lowercased() == "opus", let format, SampleFormat(loosely: format) != .opus {

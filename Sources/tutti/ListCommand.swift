@@ -47,7 +47,8 @@ struct ListCommand: AsyncParsableCommand {
         let nameWidth = description.ports.map(\.name.count).max() ?? 0
         for port in description.ports {
             let rates = port.sampleRates.map(String.init).joined(separator: "/")
-            let rateText = description.runningSampleRates?[port.name].map { port.sampleRates == [$0] ? "\($0) Hz" : "\($0) Hz now (\(rates))" }
+            let rateText =
+                description.runningSampleRates?[port.name].map { port.sampleRates == [$0] ? "\($0) Hz" : "\($0) Hz now (\(rates))" }
                 ?? "\(rates) Hz"
             lines.append("  \(pad(port.kind.rawValue, 8)) \(pad(port.name, nameWidth))  \(port.channels)ch  \(rateText)  \(port.title)")
         }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ArgumentParser
 import Foundation
+import TuttiIO
 
 /// A failure the user should read as one line on stderr (exit status 1).
 struct CLIError: Error, CustomStringConvertible {
@@ -14,7 +15,7 @@ struct CLIError: Error, CustomStringConvertible {
 /// Writes one line to standard error.
 func printError(_ line: String) {
     let text = line + "\n"
-    _ = text.withCString { write(2, $0, strlen($0)) }
+    _ = text.withCString { system_write(2, $0, strlen($0)) }
 }
 
 /// Runs a command body, turning a `CLIError` into one line on stderr and exit status 1.
@@ -50,7 +51,7 @@ func printJSON(_ value: some Encodable) {
 
 /// Flushes standard output (for live refreshes through a pipe).
 func flushStandardOutput() {
-    fflush(nil)
+    system_fflush(nil)
 }
 
 /// Formats a number with a fixed number of decimals.

@@ -44,7 +44,8 @@ struct PeerCommand: AsyncParsableCommand {
     @Option(name: .customLong("receiver"), help: ArgumentHelp("Add a receiver port (repeatable).", valueName: "SPEC"))
     var receivers: [String] = []
 
-    @Option(name: .customLong("control-port"), help: ArgumentHelp("TCP port for the control channel (0: any free port).", valueName: "PORT"))
+    @Option(
+        name: .customLong("control-port"), help: ArgumentHelp("TCP port for the control channel (0: any free port).", valueName: "PORT"))
     var controlPort: UInt16?
 
     @Option(name: .customLong("peer"), help: ArgumentHelp("A peer to know without DNS-SD (repeatable).", valueName: "HOST:PORT"))
@@ -56,13 +57,16 @@ struct PeerCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-link"), help: "Do not join the shared beat clock (Ableton Link); time media on the wall clock.")
     var noLink = false
 
-    @Option(name: .customLong("link-interface"), help: ArgumentHelp("Run the beat clock on this interface only (repeatable; default: all).", valueName: "NAME"))
+    @Option(
+        name: .customLong("link-interface"),
+        help: ArgumentHelp("Run the beat clock on this interface only (repeatable; default: all).", valueName: "NAME"))
     var linkInterfaces: [String] = []
 
     @Option(help: ArgumentHelp("Frames per device period for ports without a sound card.", valueName: "FRAMES"))
     var period: Int?
 
-    @Option(help: ArgumentHelp("Fill late or lost audio by repeating the last period (repeat) or with silence (silence).", valueName: "MODE"))
+    @Option(
+        help: ArgumentHelp("Fill late or lost audio by repeating the last period (repeat) or with silence (silence).", valueName: "MODE"))
     var conceal: String?
 
     @Flag(name: .customLong("no-drift-compensation"), help: "Do not resample received streams to follow the sender's sample clock.")
@@ -151,7 +155,8 @@ struct PeerCommand: AsyncParsableCommand {
     static func summary(of configuration: PeerConfiguration) -> String {
         var lines = [
             "peer \(configuration.name): control port \(configuration.controlPort == 0 ? "any" : String(configuration.controlPort)), period \(configuration.periodFrames) frames, discovery \(configuration.discovery ? "on" : "off"), beat clock \(configuration.link == nil ? "off" : "on"), realtime priority \(configuration.realtimePriority == 0 ? "off" : String(configuration.realtimePriority))"
-                + (configuration.explicitPeers.isEmpty ? "" : ", peers \(configuration.explicitPeers.map(\.description).joined(separator: " "))")
+                + (configuration.explicitPeers.isEmpty
+                    ? "" : ", peers \(configuration.explicitPeers.map(\.description).joined(separator: " "))")
         ]
         for port in configuration.ports {
             let descriptor = port.descriptor
@@ -164,12 +169,14 @@ struct PeerCommand: AsyncParsableCommand {
             case .receiver(.standardOutput(let encoding)): role = "stdout \(encoding.rawValue)"
             case .receiver(.null): role = "null"
             case .sender(.jack(let connect)), .receiver(.jack(let connect)):
-                let ports = descriptor.channels == 1 ? "\(descriptor.name)_1" : "\(descriptor.name)_1…\(descriptor.name)_\(descriptor.channels)"
+                let ports =
+                    descriptor.channels == 1 ? "\(descriptor.name)_1" : "\(descriptor.name)_1…\(descriptor.name)_\(descriptor.channels)"
                 role = "jack tutti-\(configuration.name):\(ports)" + (connect.map { ", connect \($0)" } ?? "")
             }
             let rates = port.isJACK ? "the JACK server's rate" : "\(descriptor.sampleRates.map(String.init).joined(separator: "/")) Hz"
             lines.append(
-                "  \(descriptor.kind) \(descriptor.name) \"\(descriptor.title)\": \(descriptor.channels)ch, \(rates), \(descriptor.sampleFormats.map(\.rawValue).joined(separator: "/")), \(role)")
+                "  \(descriptor.kind) \(descriptor.name) \"\(descriptor.title)\": \(descriptor.channels)ch, \(rates), \(descriptor.sampleFormats.map(\.rawValue).joined(separator: "/")), \(role)"
+            )
         }
         return lines.joined(separator: "\n")
     }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Logging
+import TuttiIO
 
 /// The peer's log lines on standard error, stamped to the millisecond in UTC
 /// (`2026-11-21T18:20:36.123Z info tutti.peer: …`), so that a stage or lab log can be lined up with
@@ -26,7 +27,7 @@ struct PeerLogHandler: LogHandler {
         bytes.withUnsafeMutableBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                let written = write(STDERR_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
+                let written = system_write(STDERR_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
                 if written <= 0 { return }
                 offset += written
             }
@@ -36,7 +37,7 @@ struct PeerLogHandler: LogHandler {
     /// Wall-clock time as ISO 8601 with milliseconds, UTC.
     static func timestamp() -> String {
         var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
+        system_clock_gettime(CLOCK_REALTIME, &now)
         var seconds = now.tv_sec
         var parts = tm()
         gmtime_r(&seconds, &parts)

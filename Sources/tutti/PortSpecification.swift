@@ -13,7 +13,9 @@ enum PortSpecification {
     static func parse(_ text: String, kind: PortKind) throws -> PortConfiguration {
         var parts = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         guard let head = parts.first, let equals = head.firstIndex(of: "=") else {
-            throw CLIError("port '\(text)': expected NAME=KIND[,key=value…], e.g. " + (kind == .sender ? "out=tone,frequency=1000" : "in=wav,path=in.wav"))
+            throw CLIError(
+                "port '\(text)': expected NAME=KIND[,key=value…], e.g. "
+                    + (kind == .sender ? "out=tone,frequency=1000" : "in=wav,path=in.wav"))
         }
         parts.removeFirst()
         var values = ["name": String(head[..<equals]), "kind": String(head[head.index(after: equals)...])]
@@ -43,7 +45,9 @@ enum PortSpecification {
         if let text = values["rates"] {
             rates = try text.split(separator: "/").map {
                 guard let rate = Int($0), StreamLimits.sampleRates.contains(rate) else {
-                    throw CLIError("port \(name): sample rate '\($0)' is not between \(StreamLimits.sampleRates.lowerBound) and \(StreamLimits.sampleRates.upperBound)")
+                    throw CLIError(
+                        "port \(name): sample rate '\($0)' is not between \(StreamLimits.sampleRates.lowerBound) and \(StreamLimits.sampleRates.upperBound)"
+                    )
                 }
                 return rate
             }
@@ -51,7 +55,9 @@ enum PortSpecification {
         var formats: [SampleFormat] = [.l24, .l16, .opus]
         if let text = values["formats"] {
             formats = try text.split(separator: "/").map {
-                guard let format = SampleFormat(loosely: String($0)) else { throw CLIError("port \(name): unknown sample format '\($0)' (L16, L24 or OPUS)") }
+                guard let format = SampleFormat(loosely: String($0)) else {
+                    throw CLIError("port \(name): unknown sample format '\($0)' (L16, L24 or OPUS)")
+                }
                 return format
             }
         }
@@ -79,7 +85,9 @@ enum PortSpecification {
             known.formUnion(["encoding", "rate"])
             let encoding = try rawEncoding(values["encoding"], port: name)
             if let rate = values["rate"] {
-                guard let value = Int(rate), StreamLimits.sampleRates.contains(value) else { throw CLIError("port \(name): rate=\(rate) is not a sample rate") }
+                guard let value = Int(rate), StreamLimits.sampleRates.contains(value) else {
+                    throw CLIError("port \(name): rate=\(rate) is not a sample rate")
+                }
                 rates = [value]
             } else if values["rates"] == nil {
                 rates = [48_000]
@@ -116,7 +124,8 @@ enum PortSpecification {
             throw CLIError("port \(name): unknown key '\(unknown)' for a \(portKind) \(kind)")
         }
         guard StreamLimits.channels.contains(channels) else {
-            throw CLIError("port \(name): channels must be between \(StreamLimits.channels.lowerBound) and \(StreamLimits.channels.upperBound)")
+            throw CLIError(
+                "port \(name): channels must be between \(StreamLimits.channels.lowerBound) and \(StreamLimits.channels.upperBound)")
         }
         let descriptor = PortDescriptor(
             name: name, title: title ?? name, kind: kind, channels: channels, sampleRates: rates, sampleFormats: formats)

@@ -56,13 +56,17 @@ struct SDPCommand: AsyncParsableCommand {
                     if let port, summary.source.port != port.port { continue }
                     if let connection, summary.id.rawValue != connection { continue }
                     guard let sdp = SessionDescription(connection: summary, originHost: origin) else {
-                        printError("note: \(summary.source) → \(summary.destination) [\(summary.id)]: its peer does not report where the packets go (an older peer?)")
+                        printError(
+                            "note: \(summary.source) → \(summary.destination) [\(summary.id)]: its peer does not report where the packets go (an older peer?)"
+                        )
                         continue
                     }
                     descriptions.append(sdp)
-                    entries.append(Entry(
-                        connection: summary.id.rawValue, source: summary.source.description, destination: summary.destination.description,
-                        sdp: sdp.text))
+                    entries.append(
+                        Entry(
+                            connection: summary.id.rawValue, source: summary.source.description,
+                            destination: summary.destination.description,
+                            sdp: sdp.text))
                 }
             }
             guard !descriptions.isEmpty else {

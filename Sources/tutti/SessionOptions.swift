@@ -4,7 +4,10 @@ import TuttiWire
 
 /// How a client command finds the session's peers.
 struct SessionOptions: ParsableArguments {
-    @Option(name: .customLong("peer"), help: ArgumentHelp("Also ask the peer whose control channel is at HOST:PORT (repeatable; works without Avahi).", valueName: "HOST:PORT"))
+    @Option(
+        name: .customLong("peer"),
+        help: ArgumentHelp(
+            "Also ask the peer whose control channel is at HOST:PORT (repeatable; works without Avahi).", valueName: "HOST:PORT"))
     var peers: [ControlEndpoint] = []
 
     @Flag(name: .customLong("no-discovery"), help: "Do not browse DNS-SD; use only --peer.")
@@ -38,7 +41,8 @@ struct SessionOptions: ParsableArguments {
         }
         let names = peers.map(\.name).sorted()
         guard !names.isEmpty else {
-            throw CLIError("no peer named '\(name)' found (no peers found; is 'tutti peer' running and avahi-daemon up? or use --peer HOST:PORT)")
+            throw CLIError(
+                "no peer named '\(name)' found (no peers found; is 'tutti peer' running and avahi-daemon up? or use --peer HOST:PORT)")
         }
         throw CLIError("no peer named '\(name)' found\(NearMiss.hint(for: name, among: names)); found: \(names.joined(separator: ", "))")
     }

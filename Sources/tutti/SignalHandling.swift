@@ -17,18 +17,18 @@ enum SignalHandling {
     /// Call first thing in `main`.
     static func install() {
         var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { return }
+        guard system_pipe(&fds) == 0 else { return }
         signalPipeWrite = fds[1]
         let readEnd = fds[0]
         for number in [SIGINT, SIGTERM] {
-            signal(number) { received in
+            system_signal(number) { received in
                 var byte = UInt8(truncatingIfNeeded: received)
-                _ = write(signalPipeWrite, &byte, 1)
+                _ = system_write(signalPipeWrite, &byte, 1)
             }
         }
         _ = OSThread(name: "tutti-signals") {
             var byte: UInt8 = 0
-            while read(readEnd, &byte, 1) == 1 {
+            while system_read(readEnd, &byte, 1) == 1 {
                 let number = Int32(byte)
                 if let handler = handlerBox.withLock({ $0 }) {
                     handler(number)

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ArgumentParser
 import Foundation
+import TuttiIO
 import TuttiPeer
 import TuttiWire
 
@@ -33,7 +34,6 @@ struct StatsCommand: AsyncParsableCommand {
             underruns, concealedFrames, latencyMilliseconds (absent until playout), peakDBFS and rmsDBFS \
             (-120 for silence; absent until measured), among others.
             """)
-
 
     @OptionGroup var session: SessionOptions
 
@@ -66,7 +66,7 @@ struct StatsCommand: AsyncParsableCommand {
                 return
             }
             let refreshes = count ?? (json ? 1 : Int.max)
-            let interactive = isatty(1) == 1 && !json
+            let interactive = system_isatty(1) == 1 && !json
             for index in 0..<refreshes {
                 if index > 0 { try await Task.sleep(for: .milliseconds(Int64(interval * 1000))) }
                 let report = await Self.report(of: peers)
@@ -109,7 +109,7 @@ struct StatsCommand: AsyncParsableCommand {
     static func terminalWidth() -> Int {
         if let text = ProcessInfo.processInfo.environment["COLUMNS"], let columns = Int(text), columns > 0 { return columns }
         var size = winsize()
-        if isatty(1) == 1, ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        if system_isatty(1) == 1, system_ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
         return 100
     }
 }

@@ -46,7 +46,8 @@ struct StatsReport: Codable, Equatable {
                         notes: notes))
             }
             if let error = answer.error {
-                rows.append(TextTable.Row(cells: ["-", answer.peer, "", "", "no answer"] + Array(repeating: "", count: 11), notes: [error]))
+                rows.append(
+                    TextTable.Row(cells: ["-", answer.peer, "", "", "no answer"] + Array(repeating: "", count: 11), notes: [error]))
             }
         }
         return TextTable(columns: Self.columns, rows: rows, emptyText: "(no connections)")
@@ -91,17 +92,19 @@ struct StatsReport: Codable, Equatable {
         if let range = stat.format.adaptiveLatencyFrames {
             let rate = Double(stat.format.sampleRate)
             parts.append(
-                "adaptive \(fixed(Double(range.lowerBound) * 1000 / rate, 1))–\(fixed(Double(range.upperBound) * 1000 / rate, 1))ms: \(stat.latencyChanges) changes (+\(fixed(stat.stretchedMilliseconds, 1))/−\(fixed(stat.skippedMilliseconds, 1))ms)")
+                "adaptive \(fixed(Double(range.lowerBound) * 1000 / rate, 1))–\(fixed(Double(range.upperBound) * 1000 / rate, 1))ms: \(stat.latencyChanges) changes (+\(fixed(stat.stretchedMilliseconds, 1))/−\(fixed(stat.skippedMilliseconds, 1))ms)"
+            )
         }
         if let drift = stat.driftPartsPerMillion, let ratio = stat.resamplingRatio {
             let shown = (drift * 10).rounded() / 10 + 0  // + 0 turns a -0.0 into 0.0
-            let role = stat.driftGroupRole.map { role in
-                switch role {
-                case .leads: " (leads its clock's group)"
-                case .follows: " (follows its clock's group)"
-                case .left: " (left its clock's group)"
-                }
-            } ?? ""
+            let role =
+                stat.driftGroupRole.map { role in
+                    switch role {
+                    case .leads: " (leads its clock's group)"
+                    case .follows: " (follows its clock's group)"
+                    case .left: " (left its clock's group)"
+                    }
+                } ?? ""
             parts.append("drift \(shown >= 0 ? "+" : "")\(fixed(shown, 1)) ppm, ratio \(fixed(ratio, 6))\(role)")
         }
         if let stray = stat.strayDatagrams, stray > 0 {

@@ -26,7 +26,8 @@ final class CommandLineTests: XCTestCase {
     /// config names, e.g. studio.toml's backing.wav beside it).
     func testEveryExampleConfigurationChecksOutFromAnyDirectory() throws {
         try requireBinary()
-        let configs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../configs").standardizedFileURL
+        let configs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../configs")
+            .standardizedFileURL
         let files = try FileManager.default.contentsOfDirectory(atPath: configs.path).filter { $0.hasSuffix(".toml") }.sorted()
         XCTAssertEqual(files, ["jack.toml", "stage.toml", "studio.toml"])
         for file in files {
@@ -50,7 +51,8 @@ final class CommandLineTests: XCTestCase {
 
     func testTheExampleConfigurationParses() throws {
         try requireBinary()
-        let configs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../configs").standardizedFileURL
+        let configs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../configs")
+            .standardizedFileURL
         // Run from elsewhere: a file a config names is found beside the config.
         let stage = try run(["peer", "--config", configs.appendingPathComponent("stage.toml").path, "--dry-run"], in: "/")
         XCTAssertEqual(stage.status, 0, stage.error)
@@ -65,10 +67,12 @@ final class CommandLineTests: XCTestCase {
             """)
         // Flags override the file.
         let overridden = try run([
-            "peer", "--config", configs.appendingPathComponent("stage.toml").path, "--name", "other", "--no-discovery", "--realtime-priority", "0", "--dry-run",
+            "peer", "--config", configs.appendingPathComponent("stage.toml").path, "--name", "other", "--no-discovery",
+            "--realtime-priority", "0", "--dry-run",
         ])
         XCTAssertTrue(
-            overridden.output.hasPrefix("peer other: control port any, period 64 frames, discovery off, beat clock on, realtime priority off"),
+            overridden.output.hasPrefix(
+                "peer other: control port any, period 64 frames, discovery off, beat clock on, realtime priority off"),
             overridden.output)
 
         let broken = FileManager.default.temporaryDirectory.appendingPathComponent("tutti-broken-\(UInt32.random(in: 0 ... .max)).toml")
@@ -127,7 +131,9 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(noPorts.error.split(separator: "\n").count, 1)
         let unreachable = try run(["connect", "x:out", "y:in", "--no-discovery", "--peer", "127.0.0.1:9", "--browse", "0.5"])
         XCTAssertEqual(unreachable.status, 1)
-        XCTAssertTrue(unreachable.error.hasPrefix("tutti: peer x does not answer") || unreachable.error.hasPrefix("tutti: no peer named 'x'"), unreachable.error)
+        XCTAssertTrue(
+            unreachable.error.hasPrefix("tutti: peer x does not answer") || unreachable.error.hasPrefix("tutti: no peer named 'x'"),
+            unreachable.error)
         let badArgument = try run(["connect", "nocolon", "y:in"])
         XCTAssertNotEqual(badArgument.status, 0)
     }
@@ -135,8 +141,10 @@ final class CommandLineTests: XCTestCase {
     func testBadRTPDestinationsAreRefusedBeforeAnyPeerIsAsked() throws {
         try requireBinary()
         let cases: [(String, String)] = [
-            ("rtp://receiver.local:5004",
-             "'receiver.local' is a host name: rtp:// needs a numeric IPv4 or [IPv6] address (Tutti does not look names up in DNS)"),
+            (
+                "rtp://receiver.local:5004",
+                "'receiver.local' is a host name: rtp:// needs a numeric IPv4 or [IPv6] address (Tutti does not look names up in DNS)"
+            ),
             ("rtp://127.0.0.1", "'rtp://127.0.0.1' has no port: write rtp://HOST:PORT, e.g. rtp://127.0.0.1:5004"),
             ("rtp://127.0.0.1:70000", "'rtp://127.0.0.1:70000': the port must be a number from 1 to 65535"),
             ("rtp://::1:5004", "'rtp://::1:5004': write an IPv6 address in brackets, e.g. rtp://[::1]:5004"),

@@ -7,7 +7,8 @@ import XCTest
 
 /// `tutti stats`'s table, laid out from a fixed report: exact text at 80 columns and with --wide.
 final class StatsTableTests: XCTestCase {
-    private static let format = StreamFormat(sampleRate: 48_000, channels: 2, sampleFormat: .l24, packetFrames: 64, targetLatencyFrames: 240)
+    private static let format = StreamFormat(
+        sampleRate: 48_000, channels: 2, sampleFormat: .l24, packetFrames: 64, targetLatencyFrames: 240)
 
     /// Two peers of one connection, a second connection to a long-named port (a duplicate, told apart by its
     /// ID), and a peer that does not answer.
@@ -35,7 +36,8 @@ final class StatsTableTests: XCTestCase {
         duplicate.peakDBFS = -120
         duplicate.rmsDBFS = -120
         return StatsReport(
-            time: 1_700_000_000, peers: [
+            time: 1_700_000_000,
+            peers: [
                 .init(peer: "foh", statistics: [receiving]),
                 .init(peer: "front-of-house-left-console", statistics: [duplicate]),
                 .init(peer: "stage", statistics: [sending]),

@@ -69,7 +69,8 @@ final class PCMCodecTests: XCTestCase {
 
     func testKnownBytesDecodeToKnownValues() {
         XCTAssertEqual(decode([0x40, 0x00, 0x80, 0x00, 0x7F, 0xFF, 0xFF, 0xFF], .l16), [0.5, -1, 32_767.0 / 32_768, -1.0 / 32_768])
-        XCTAssertEqual(decode([0x80, 0x00, 0x00, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF], .l24), [-1, 8_388_607.0 / 8_388_608, -1.0 / 8_388_608])
+        XCTAssertEqual(
+            decode([0x80, 0x00, 0x00, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF], .l24), [-1, 8_388_607.0 / 8_388_608, -1.0 / 8_388_608])
     }
 
     func testOutOfRangeAndNaNAreClamped() {

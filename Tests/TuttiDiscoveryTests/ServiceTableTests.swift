@@ -34,8 +34,12 @@ final class ServiceTableTests: XCTestCase {
         table.setResolution(resolution("2001:db8::1"), for: .init(item: v4, addressFamily: inet6))
         XCTAssertEqual(
             table.collectChanges(),
-            [.serviceFound(.init(instanceName: "A", hostName: "h1.local", addresses: ["198.18.1.1", "2001:db8::1"],
-                port: 4100, txt: ["id": "1"]))])
+            [
+                .serviceFound(
+                    .init(
+                        instanceName: "A", hostName: "h1.local", addresses: ["198.18.1.1", "2001:db8::1"],
+                        port: 4100, txt: ["id": "1"]))
+            ])
         // Same data again: no event.
         table.setResolution(resolution("198.18.1.1"), for: .init(item: v4, addressFamily: inet))
         XCTAssertEqual(table.collectChanges(), [])

@@ -233,7 +233,8 @@ final class ConnectionTableTests: XCTestCase {
 
         XCTAssertGreaterThan(removed.count, 250)
         for (connection, visitsWhenRemoved) in removed {
-            XCTAssertEqual(connection.visits.load(ordering: .relaxed), visitsWhenRemoved, "connection \(connection.id) visited after its removal")
+            XCTAssertEqual(
+                connection.visits.load(ordering: .relaxed), visitsWhenRemoved, "connection \(connection.id) visited after its removal")
         }
         for connection in live {
             XCTAssertGreaterThan(connection.visits.load(ordering: .relaxed), 0, "connection \(connection.id) never visited")

@@ -68,7 +68,8 @@ final class FilterPortTests: XCTestCase, EngineTestCase {
     private func run(
         _ periods: Int, clock: EngineClock, input: ReceiveConnection, format: StreamFormat, between: (Int) -> Void = { _ in }
     ) -> [Int64] {
-        let stream = SenderStream(Packetizer(format: format, payloadType: 96, ssrc: inputSSRC, initialSequenceNumber: 0, initialTimestamp: 0))
+        let stream = SenderStream(
+            Packetizer(format: format, payloadType: 96, ssrc: inputSSRC, initialSequenceNumber: 0, initialTimestamp: 0))
         let tone = UnsafeMutableBufferPointer<Float>.allocate(capacity: periodFrames * 2)
         defer { tone.deallocate() }
         var periodTimes: [Int64] = []
@@ -101,7 +102,9 @@ final class FilterPortTests: XCTestCase, EngineTestCase {
         let firstFrame = Int((Double(carried - 1_000_000_000) * 48_000 / 1e9).rounded())
         for frame in 0..<periodFrames {
             let expected = gain * 0.5 * sin(2 * Double.pi * 1_000 * Double(firstFrame + frame) / 48_000)
-            XCTAssertEqual(Double(packets[index].samples[2 * frame]), expected, accuracy: 1e-4, "packet \(index) frame \(frame)", file: file, line: line)
+            XCTAssertEqual(
+                Double(packets[index].samples[2 * frame]), expected, accuracy: 1e-4, "packet \(index) frame \(frame)", file: file,
+                line: line)
         }
     }
 

@@ -28,9 +28,14 @@ final class MediaEngineTests: XCTestCase, EngineTestCase {
         for index in 0..<8 {
             let connection = try receiveConnection(100 + index, ssrc: UInt32(1000 + index), format: format)
             try await desk.add(connection)
-            streams.append((connection, SenderStream(Packetizer(
-                format: format, payloadType: 96, ssrc: UInt32(1000 + index), initialSequenceNumber: UInt16(index * 1000),
-                initialTimestamp: UInt32(index * 77_777)))))
+            streams.append(
+                (
+                    connection,
+                    SenderStream(
+                        Packetizer(
+                            format: format, payloadType: 96, ssrc: UInt32(1000 + index), initialSequenceNumber: UInt16(index * 1000),
+                            initialTimestamp: UInt32(index * 77_777)))
+                ))
         }
         XCTAssertEqual(engine.allClocks.count, 1, "one clock for every port at 48 kHz")
         let clock = try engine.clock(sampleRate: 48_000)
@@ -45,7 +50,8 @@ final class MediaEngineTests: XCTestCase, EngineTestCase {
             // The network delivers each stream's packet of this period just before the period.
             for index in streams.indices {
                 let receiver = streams[index].0.receiver
-                streams[index].1.packetizer.append(UnsafeBufferPointer(tone), frames: periodFrames, captureTime: now.nanoseconds) { datagram in
+                streams[index].1.packetizer.append(UnsafeBufferPointer(tone), frames: periodFrames, captureTime: now.nanoseconds) {
+                    datagram in
                     receiver.accept(datagram: datagram, arrival: now)
                 }
             }
@@ -123,8 +129,14 @@ final class MediaEngineTests: XCTestCase, EngineTestCase {
             let connection = try receiveConnection(200 + index, ssrc: UInt32(500 + index), format: format)
             try await desk.add(connection)
             let address = sender.destination(try UDPAddress(host: "127.0.0.1", port: connection.mediaPort!))
-            streams.append((connection, SenderStream(Packetizer(
-                format: format, payloadType: 96, ssrc: UInt32(500 + index), initialSequenceNumber: 0, initialTimestamp: 0)), address))
+            streams.append(
+                (
+                    connection,
+                    SenderStream(
+                        Packetizer(
+                            format: format, payloadType: 96, ssrc: UInt32(500 + index), initialSequenceNumber: 0, initialTimestamp: 0)),
+                    address
+                ))
         }
         let clock = try engine.clock(sampleRate: 48_000)
         let silence = [Float](repeating: 0, count: periodFrames * 2)
@@ -191,8 +203,13 @@ final class MediaEngineTests: XCTestCase, EngineTestCase {
         for (index, remote) in ["peer-a/system", "peer-a/system", "peer-b/system"].enumerated() {
             let connection = try receiveConnection(400 + index, ssrc: UInt32(700 + index), format: format, remoteClock: remote)
             try await desk.add(connection)
-            streams.append((connection, SenderStream(Packetizer(
-                format: format, payloadType: 96, ssrc: UInt32(700 + index), initialSequenceNumber: 0, initialTimestamp: 0))))
+            streams.append(
+                (
+                    connection,
+                    SenderStream(
+                        Packetizer(
+                            format: format, payloadType: 96, ssrc: UInt32(700 + index), initialSequenceNumber: 0, initialTimestamp: 0))
+                ))
         }
         let clock = try engine.clock(sampleRate: 48_000)
         let silence = [Float](repeating: 0, count: periodFrames * 2)

@@ -200,7 +200,8 @@ final class PacketReceiveLoopTests: XCTestCase {
         for sequence in 0..<3 { sender.send(datagram(sequence, bytes: 64), to: destination) }
         usleep(20_000)
         XCTAssertEqual(loop.receiveReady(notAfter: periodTime), 3)
-        XCTAssertEqual(recorders[0].seen.withLock { $0.map(\.arrival) }, [periodTime.nanoseconds, periodTime.nanoseconds, periodTime.nanoseconds])
+        XCTAssertEqual(
+            recorders[0].seen.withLock { $0.map(\.arrival) }, [periodTime.nanoseconds, periodTime.nanoseconds, periodTime.nanoseconds])
         // Without a bound, the kernel's times: after the first look, before now.
         for sequence in 3..<5 { sender.send(datagram(sequence, bytes: 64), to: destination) }
         usleep(20_000)

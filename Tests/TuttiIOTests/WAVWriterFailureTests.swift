@@ -45,7 +45,8 @@ final class WAVWriterFailureTests: XCTestCase {
     }
 
     func testAMissingDirectoryIsAnErrorWithItsErrno() {
-        XCTAssertThrowsError(try WAVWriter(path: "/nonexistent-tutti-dir/foh.wav", sampleRate: 48_000, channels: 2, encoding: .int24)) { error in
+        XCTAssertThrowsError(try WAVWriter(path: "/nonexistent-tutti-dir/foh.wav", sampleRate: 48_000, channels: 2, encoding: .int24)) {
+            error in
             XCTAssertEqual((error as? SystemError)?.errno, ENOENT)
         }
     }

@@ -12,7 +12,8 @@ final class JACKClientErrorTests: XCTestCase {
             XCTAssertEqual(error.code, .serverUnavailable)
             XCTAssertEqual(
                 error.message,
-                "no JACK server '\(server)' is running: start one first, e.g. 'jackd -n \(server) -d alsa' or 'jackd -n \(server) -d dummy -r 48000 -p 64'")
+                "no JACK server '\(server)' is running: start one first, e.g. 'jackd -n \(server) -d alsa' or 'jackd -n \(server) -d dummy -r 48000 -p 64'"
+            )
             XCTAssertFalse(error.message.contains("\n"))
         }
     }

@@ -39,7 +39,8 @@ final class JACKTimelineTests: XCTestCase {
             XCTAssertEqual(cycle.skippedFrames, 0)
             XCTAssertFalse(cycle.late)
             if n >= 750 {
-                XCTAssertEqual(Double(cycle.start.nanoseconds), Double(origin + Self.nanoseconds(frames: frame)), accuracy: 10_000, "cycle \(n)")
+                XCTAssertEqual(
+                    Double(cycle.start.nanoseconds), Double(origin + Self.nanoseconds(frames: frame)), accuracy: 10_000, "cycle \(n)")
             }
             if n >= 750 {
                 XCTAssertEqual(Double(server.cycles[n - 1].end.nanoseconds), Double(cycle.start.nanoseconds), accuracy: 2_000)
@@ -160,7 +161,9 @@ final class JACKTimelineTests: XCTestCase {
             let cycle = server.run(counter: UInt32(n * Self.frames), start: start(n))
             XCTAssertEqual(cycle.skippedFrames, 0)
             if n >= 100 {
-                XCTAssertEqual(Double(cycle.start.nanoseconds), Double(1_000_000_000 + Self.nanoseconds(frames: Int64(n * Self.frames))), accuracy: 5_000)
+                XCTAssertEqual(
+                    Double(cycle.start.nanoseconds), Double(1_000_000_000 + Self.nanoseconds(frames: Int64(n * Self.frames))),
+                    accuracy: 5_000)
             }
         }
         XCTAssertEqual(server.timeline.stalls, 0)
@@ -199,9 +202,11 @@ final class JACKTimelineTests: XCTestCase {
         let server = Server()
         let first = UInt32.max - 63 - 100 * 64
         for n in 0..<300 {
-            let cycle = server.run(counter: first &+ UInt32(n * Self.frames), start: 1_000_000_000 + Self.nanoseconds(frames: Int64(n * Self.frames)))
+            let cycle = server.run(
+                counter: first &+ UInt32(n * Self.frames), start: 1_000_000_000 + Self.nanoseconds(frames: Int64(n * Self.frames)))
             XCTAssertEqual(cycle.skippedFrames, 0)
-            XCTAssertEqual(Double(cycle.start.nanoseconds), Double(1_000_000_000 + Self.nanoseconds(frames: Int64(n * Self.frames))), accuracy: 1_000)
+            XCTAssertEqual(
+                Double(cycle.start.nanoseconds), Double(1_000_000_000 + Self.nanoseconds(frames: Int64(n * Self.frames))), accuracy: 1_000)
         }
         XCTAssertEqual(server.timeline.rebases, 0)
     }

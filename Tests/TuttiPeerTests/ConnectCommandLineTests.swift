@@ -111,11 +111,18 @@ final class ConnectCommandLineTests: XCTestCase {
             (["--frames", "7"], "Error: --frames must be 16–1024 (got 7)"),
             (["--rate", "4000"], "Error: --rate must be 8000–192000 Hz (got 4000)"),
             (["--channels", "0"], "Error: --channels must be 1–32 (got 0)"),
-            (["--latency", "-3"], "Error: --latency must be a number of milliseconds above 0 and at most 2000, a range MIN..MAX, or auto (got '-3')"),
-            (["--latency", "5000"], "Error: --latency must be a number of milliseconds above 0 and at most 2000, a range MIN..MAX, or auto (got '5000')"),
+            (
+                ["--latency", "-3"],
+                "Error: --latency must be a number of milliseconds above 0 and at most 2000, a range MIN..MAX, or auto (got '-3')"
+            ),
+            (
+                ["--latency", "5000"],
+                "Error: --latency must be a number of milliseconds above 0 and at most 2000, a range MIN..MAX, or auto (got '5000')"
+            ),
             (["--sync", "-1"], "Error: --sync must be a number of milliseconds above 0 and at most 2000 (got '-1')"),
         ] {
-            let result = try await TuttiBinary.run(["connect", "stage:out", "foh:in"] + arguments + ["--no-discovery", "--peer", "127.0.0.1:9"])
+            let result = try await TuttiBinary.run(
+                ["connect", "stage:out", "foh:in"] + arguments + ["--no-discovery", "--peer", "127.0.0.1:9"])
             XCTAssertEqual(result.status, 64, "\(arguments)")
             XCTAssertEqual(result.error.split(separator: "\n").first.map(String.init), line, "\(arguments)")
         }
@@ -131,7 +138,8 @@ final class ConnectCommandLineTests: XCTestCase {
         XCTAssertEqual(second.status, 1)
         XCTAssertEqual(
             second.error,
-            "tutti: cannot connect stage:click to foh:mon: stage:click is running at 48000 Hz for foh:in [\(id)]; connect at 48000 Hz, or disconnect that first\n")
+            "tutti: cannot connect stage:click to foh:mon: stage:click is running at 48000 Hz for foh:in [\(id)]; connect at 48000 Hz, or disconnect that first\n"
+        )
         let listed = try await tutti("ls")
         XCTAssertTrue(listed.output.contains("  sender   click  2ch  48000 Hz now (48000/44100/96000)  Tone 1000 Hz\n"), listed.output)
         XCTAssertTrue(listed.output.contains("  sender   out    8ch  48000/44100/96000 Hz  Tone 1000 Hz\n"), listed.output)
@@ -155,7 +163,8 @@ final class ConnectCommandLineTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.error)
         XCTAssertEqual(
             result.error,
-            "note: rtp://127.0.0.1:5005 is an odd port: RTP receivers listen on an even port and take RTCP on the next one (RFC 3550 §11); most will not play it\n")
+            "note: rtp://127.0.0.1:5005 is an odd port: RTP receivers listen on an even port and take RTCP on the next one (RFC 3550 §11); most will not play it\n"
+        )
     }
 
     func testConnectAndDisconnectPrintOneJSONObject() async throws {
@@ -166,7 +175,8 @@ final class ConnectCommandLineTests: XCTestCase {
         let listed = try await connections(of: stage)
         XCTAssertEqual((object["connection"] as? [String: Any])?["id"] as? String, listed.first?.id.rawValue)
         let again = try await tutti("connect", "stage:click", "foh:in", "--json")
-        XCTAssertEqual((try JSONSerialization.jsonObject(with: Data(again.output.utf8)) as? [String: Any])?["status"] as? String, "already-connected")
+        XCTAssertEqual(
+            (try JSONSerialization.jsonObject(with: Data(again.output.utf8)) as? [String: Any])?["status"] as? String, "already-connected")
 
         let refused = try await tutti("connect", "stage:nope", "foh:in", "--json")
         XCTAssertEqual(refused.status, 1)
@@ -179,11 +189,16 @@ final class ConnectCommandLineTests: XCTestCase {
         XCTAssertEqual(disconnected.output, #"{"count":1,"status":"disconnected"}"# + "\n")
         let nothing = try await tutti("disconnect", "stage:click", "foh:in", "--json")
         XCTAssertEqual(nothing.status, 1)
-        XCTAssertEqual(nothing.output, #"{"error":"cannot disconnect: peer foh has no connection from stage:click to foh:in","status":"error"}"# + "\n")
+        XCTAssertEqual(
+            nothing.output, #"{"error":"cannot disconnect: peer foh has no connection from stage:click to foh:in","status":"error"}"# + "\n"
+        )
     }
 
-    /// `XCTUnwrap` for a value that takes an `await` to get.
-    private func XCTUnwrapAsync<T>(_ value: @autoclosure () async throws -> T?, file: StaticString = #filePath, line: UInt = #line) async throws -> T {
+    /// `XCTUnwrap` for a value that takes an `await` to get (named as XCTest names its assertions).
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    private func XCTUnwrapAsync<T>(_ value: @autoclosure () async throws -> T?, file: StaticString = #filePath, line: UInt = #line)
+        async throws -> T
+    {
         let got = try await value()
         return try XCTUnwrap(got, file: file, line: line)
     }

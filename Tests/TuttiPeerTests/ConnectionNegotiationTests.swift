@@ -29,7 +29,8 @@ final class ConnectionNegotiationTests: XCTestCase {
 
         let response = try await connect("a:out", "b:in", via: sender, receiver: receiver, options: ConnectOptions(latencyMilliseconds: 20))
         guard case .connected(let summary) = response else { return XCTFail("expected connected, got \(response)") }
-        XCTAssertEqual(summary.format, StreamFormat(sampleRate: 48_000, channels: 1, sampleFormat: .l24, packetFrames: 64, targetLatencyFrames: 960))
+        XCTAssertEqual(
+            summary.format, StreamFormat(sampleRate: 48_000, channels: 1, sampleFormat: .l24, packetFrames: 64, targetLatencyFrames: 960))
 
         // Media flows: the receiver counts packets within a second.
         var received: UInt64 = 0
@@ -86,12 +87,14 @@ final class ConnectionNegotiationTests: XCTestCase {
         var lab = LoopbackPeers()
         let sender = try await lab.start("a", ports: [.toneSender(name: "out", channels: 4, sampleRates: [44_100, 48_000])])
         let receiver = try await lab.start("b", ports: [.receiver(name: "in", sink: .null, channels: 4, sampleRates: [44_100, 48_000])])
-        let atCDRate = try await connect("a:out", "b:in", via: sender, receiver: receiver, options: ConnectOptions(sampleRate: 44_100, channels: 2, sampleFormat: .opus))
+        let atCDRate = try await connect(
+            "a:out", "b:in", via: sender, receiver: receiver, options: ConnectOptions(sampleRate: 44_100, channels: 2, sampleFormat: .opus))
         XCTAssertEqual(
             atCDRate,
             .failure(ControlFailure(.noCommonFormat, "Opus streams run at 48000 Hz, and a:out sends at 44100 Hz; use --rate 48000 or PCM")))
         let fourChannels = try await connect("a:out", "b:in", via: sender, receiver: receiver, options: ConnectOptions(sampleFormat: .opus))
-        XCTAssertEqual(fourChannels, .failure(ControlFailure(.invalidOption, "Opus streams carry 1 or 2 channels, not 4; use --channels 2 or PCM")))
+        XCTAssertEqual(
+            fourChannels, .failure(ControlFailure(.invalidOption, "Opus streams carry 1 or 2 channels, not 4; use --channels 2 or PCM")))
         let remaining = try await connections(of: receiver)
         XCTAssertTrue(remaining.isEmpty)
         await lab.stopAll()
@@ -119,20 +122,32 @@ final class ConnectionNegotiationTests: XCTestCase {
 
     func testRefusalsLeaveNothingHalfConnected() async throws {
         var lab = LoopbackPeers()
-        let sender = try await lab.start("a", ports: [.toneSender(name: "out", sampleRates: [44_100]), .receiver(name: "ret", sink: .null)])
-        let receiver = try await lab.start("b", ports: [.receiver(name: "in", sink: .null, sampleRates: [48_000]), .toneSender(name: "gen")])
+        let sender = try await lab.start(
+            "a", ports: [.toneSender(name: "out", sampleRates: [44_100]), .receiver(name: "ret", sink: .null)])
+        let receiver = try await lab.start(
+            "b", ports: [.receiver(name: "in", sink: .null, sampleRates: [48_000]), .toneSender(name: "gen")])
 
         let cases: [(String, String, ConnectOptions, ControlFailure)] = [
-            ("a:out", "b:in", ConnectOptions(channels: 3),
-             ControlFailure(.invalidOption, "cannot stream 3 channels: a:out has 2, b:in has 2")),
-            ("a:out", "b:nope", ConnectOptions(),
-             ControlFailure(.unknownPort, "peer b has no port 'nope' (ports: in, gen)")),
-            ("a:ret", "b:in", ConnectOptions(),
-             ControlFailure(.wrongDirection, "a:ret is a receiver port and cannot be a source; give a sender port first")),
-            ("a:out", "b:gen", ConnectOptions(),
-             ControlFailure(.wrongDirection, "b:gen is a sender port and cannot receive audio; choose a receiver port")),
-            ("a:out", "b:in", ConnectOptions(sampleRate: 48_000),
-             ControlFailure(.noCommonFormat, "a:out cannot send at 48000 Hz (its rates: 44100 Hz)")),
+            (
+                "a:out", "b:in", ConnectOptions(channels: 3),
+                ControlFailure(.invalidOption, "cannot stream 3 channels: a:out has 2, b:in has 2")
+            ),
+            (
+                "a:out", "b:nope", ConnectOptions(),
+                ControlFailure(.unknownPort, "peer b has no port 'nope' (ports: in, gen)")
+            ),
+            (
+                "a:ret", "b:in", ConnectOptions(),
+                ControlFailure(.wrongDirection, "a:ret is a receiver port and cannot be a source; give a sender port first")
+            ),
+            (
+                "a:out", "b:gen", ConnectOptions(),
+                ControlFailure(.wrongDirection, "b:gen is a sender port and cannot receive audio; choose a receiver port")
+            ),
+            (
+                "a:out", "b:in", ConnectOptions(sampleRate: 48_000),
+                ControlFailure(.noCommonFormat, "a:out cannot send at 48000 Hz (its rates: 44100 Hz)")
+            ),
         ]
         for (source, destination, options, expected) in cases {
             let response = try await connect(source, destination, via: sender, receiver: receiver, options: options)

@@ -194,7 +194,8 @@ final class ControlFrameDecoderTests: XCTestCase {
                     let length = Int.random(in: 0...80, using: &random)
                     stream += Self.prefix(UInt32(length)) + (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
                 case 16, 17:  // just over the limit, or anything
-                    let length = Bool.random(using: &random)
+                    let length =
+                        Bool.random(using: &random)
                         ? UInt32(ControlProtocol.maxFrameBytes + Int.random(in: 1...1_000, using: &random))
                         : UInt32.random(in: 0...UInt32.max, using: &random)
                     stream += Self.prefix(length)

@@ -46,7 +46,10 @@ final class HostileControlInputTests: XCTestCase {
             ("unknown type", frame(#"{"v":1,"id":1,"type":"format-disk"}"#), .malformed),
             ("bad port name", frame(#"{"v":1,"id":1,"type":"disconnect","body":{"source":{"peer":"a","port":"../etc"}}}"#), .malformed),
             ("huge length prefix", [0xFF, 0xFF, 0xFF, 0xFF, 0x7B], .malformed),
-            ("control characters", frame(#"{"v":1,"id":1,"type":"teardown","body":{"connectionID":"0123456789abcdef","reason":"a\u0007b"}}"#), .malformed),
+            (
+                "control characters",
+                frame(#"{"v":1,"id":1,"type":"teardown","body":{"connectionID":"0123456789abcdef","reason":"a\u0007b"}}"#), .malformed
+            ),
         ]
         for (name, bytes, code) in inputs {
             let reply = try exchange(bytes, port: port)

@@ -26,7 +26,9 @@ final class LevelMeterCommandLineTests: XCTestCase {
         var lab = LoopbackPeers()
         let sender = try await lab.start("a", ports: [.toneSender(name: "out", amplitude: 0.5, sampleRates: [48_000])])
         let receiver = try await lab.start("b", ports: [.receiver(name: "in", sink: .null, channels: 2, sampleRates: [48_000])])
-        let session = ["--no-discovery", "--peer", "127.0.0.1:\(sender.controlPort)", "--peer", "127.0.0.1:\(receiver.controlPort)", "--browse", "0.5"]
+        let session = [
+            "--no-discovery", "--peer", "127.0.0.1:\(sender.controlPort)", "--peer", "127.0.0.1:\(receiver.controlPort)", "--browse", "0.5",
+        ]
         func tutti(_ arguments: [String]) async throws -> (status: Int32, output: String, error: String) {
             try await TuttiBinary.run(arguments + session)
         }

@@ -140,7 +140,9 @@ final class OutputFailureCommandLineTests: XCTestCase {
         let missing = "/tmp/tutti-no-such-directory-\(getpid())"
         let flags = ["peer", "--name", "rec", "--no-discovery", "--no-link", "--receiver", "foh=wav,path=\(missing)/foh.wav"]
         let line = "tutti: port foh: cannot record to \(missing)/foh.wav: directory \(missing) does not exist\n"
-        for arguments in [flags + ["--dry-run"], flags + ["--control-port", "0", "--state-dir", "/tmp/tutti-output-tests-state-\(getpid())"]] {
+        for arguments in [
+            flags + ["--dry-run"], flags + ["--control-port", "0", "--state-dir", "/tmp/tutti-output-tests-state-\(getpid())"],
+        ] {
             let result = try await runChildProcess(tutti, arguments, timeout: .seconds(10))
             XCTAssertEqual(result.status, 1, arguments.joined(separator: " "))
             XCTAssertEqual(result.error, line, arguments.joined(separator: " "))
@@ -155,20 +157,25 @@ final class OutputFailureCommandLineTests: XCTestCase {
             ("foh=wav,path=\(file)/foh.wav", "tutti: port foh: cannot record to \(file)/foh.wav: \(file) is not a directory\n"),
         ]
         for (spec, message) in refusals {
-            let result = try await runChildProcess(tutti, ["peer", "--no-discovery", "--dry-run", "--receiver", spec], timeout: .seconds(10))
+            let result = try await runChildProcess(
+                tutti, ["peer", "--no-discovery", "--dry-run", "--receiver", spec], timeout: .seconds(10))
             XCTAssertEqual(result.status, 1, spec)
             XCTAssertEqual(result.error, message, spec)
         }
         // A good path passes and is printed.
-        let good = try await runChildProcess(tutti, ["peer", "--name", "rec", "--no-discovery", "--dry-run", "--receiver", "foh=wav,path=/tmp/foh.wav"], timeout: .seconds(10))
+        let good = try await runChildProcess(
+            tutti, ["peer", "--name", "rec", "--no-discovery", "--dry-run", "--receiver", "foh=wav,path=/tmp/foh.wav"],
+            timeout: .seconds(10))
         XCTAssertEqual(good.status, 0, good.error)
-        XCTAssertTrue(good.output.contains("receiver foh \"foh.wav\": 2ch, 48000/44100/96000 Hz, L24/L16/OPUS, wav /tmp/foh.wav"), good.output)
+        XCTAssertTrue(
+            good.output.contains("receiver foh \"foh.wav\": 2ch, 48000/44100/96000 Hz, L24/L16/OPUS, wav /tmp/foh.wav"), good.output)
     }
 
     /// Musicians run peers as themselves: a directory they cannot write is refused for them (root could).
     func testADirectoryTheUserCannotWriteIsRefusedForAnOrdinaryUser() async throws {
         try requireBinary()
-        try XCTSkipUnless(getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv to become nobody")
+        try XCTSkipUnless(
+            getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv to become nobody")
         let directory = try temporaryDirectory("readonly")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         chmod(directory, 0o755)  // root's: nobody may enter but not write
@@ -180,16 +187,25 @@ final class OutputFailureCommandLineTests: XCTestCase {
         // The test binary must be reachable by nobody too.
         let result = try await runChildProcess(
             "/usr/bin/setpriv",
-            ["--reuid=nobody", "--regid=nogroup", "--clear-groups", tutti, "peer", "--no-discovery", "--dry-run", "--receiver", "foh=wav,path=\(directory)/foh.wav"],
+            [
+                "--reuid=nobody", "--regid=nogroup", "--clear-groups", tutti, "peer", "--no-discovery", "--dry-run", "--receiver",
+                "foh=wav,path=\(directory)/foh.wav",
+            ],
             timeout: .seconds(10))
-        try XCTSkipIf(result.error.contains("Permission denied") && !result.error.contains("tutti:"), "nobody cannot run \(tutti): \(result.error)")
+        try XCTSkipIf(
+            result.error.contains("Permission denied") && !result.error.contains("tutti:"), "nobody cannot run \(tutti): \(result.error)")
         XCTAssertEqual(result.status, 1, result.error)
-        XCTAssertEqual(result.error, "tutti: port foh: cannot record to \(directory)/foh.wav: directory \(directory) is not writable (Permission denied)\n")
+        XCTAssertEqual(
+            result.error,
+            "tutti: port foh: cannot record to \(directory)/foh.wav: directory \(directory) is not writable (Permission denied)\n")
         // The same directory opened to everyone is accepted.
         chmod(directory, 0o777)
         let opened = try await runChildProcess(
             "/usr/bin/setpriv",
-            ["--reuid=nobody", "--regid=nogroup", "--clear-groups", tutti, "peer", "--name", "rec", "--no-discovery", "--dry-run", "--receiver", "foh=wav,path=\(directory)/foh.wav"],
+            [
+                "--reuid=nobody", "--regid=nogroup", "--clear-groups", tutti, "peer", "--name", "rec", "--no-discovery", "--dry-run",
+                "--receiver", "foh=wav,path=\(directory)/foh.wav",
+            ],
             timeout: .seconds(10))
         XCTAssertEqual(opened.status, 0, opened.error)
     }

@@ -17,7 +17,8 @@ final class PeerStartupCommandLineTests: XCTestCase {
 
     /// A directory of its own for each test, writable by `nobody` (the unprivileged peers run as it).
     private func scratchDirectory() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("tutti-startup-tests-\(UInt32.random(in: 0 ... .max))").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("tutti-startup-tests-\(UInt32.random(in: 0 ... .max))")
+            .path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         chmod(path, 0o777)
         addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
@@ -89,7 +90,8 @@ final class PeerStartupCommandLineTests: XCTestCase {
         command.insert(contentsOf: ["/usr/bin/env", "-u", "XDG_STATE_HOME", "HOME=\(home)"], at: command.count - 1)
         let log = URL(fileURLWithPath: "\(directory)/unprivileged.log")
         let peer = try RunningChildProcess(
-            command[0], Array(command.dropFirst()) + [
+            command[0],
+            Array(command.dropFirst()) + [
                 "peer", "--name", "unprivileged", "--no-discovery", "--no-link", "--control-port", String(port), "--sender", "out=tone",
             ], log: log)
         addTeardownBlock { await peer.stop() }
@@ -125,7 +127,9 @@ final class PeerStartupCommandLineTests: XCTestCase {
         XCTAssertEqual(recv(client, &reply, 4, Int32(MSG_WAITALL)), 4)
 
         let accepted = try XCTUnwrap(acceptedSocket(serverPort: peer.controlPort, clientPort: localPort(of: client)))
-        XCTAssertEqual(option(accepted, level: NIOBSDSocket.OptionLevel.tcp.rawValue, name: NIOBSDSocket.Option.tcp_nodelay.rawValue), 1, "TCP_NODELAY")
+        XCTAssertEqual(
+            option(accepted, level: NIOBSDSocket.OptionLevel.tcp.rawValue, name: NIOBSDSocket.Option.tcp_nodelay.rawValue), 1, "TCP_NODELAY"
+        )
         XCTAssertEqual(option(accepted, level: SOL_SOCKET, name: SO_DEBUG), 0, "SO_DEBUG")
         await lab.stopAll()
     }
@@ -195,18 +199,23 @@ final class PeerStartupCommandLineTests: XCTestCase {
         let directory = try scratchDirectory()
         let port = try freePort()
         let first = try startPeer(
-            ["--name", "first", "--no-discovery", "--no-link", "--state-dir", directory, "--control-port", String(port), "--sender", "out=tone"],
+            [
+                "--name", "first", "--no-discovery", "--no-link", "--state-dir", directory, "--control-port", String(port), "--sender",
+                "out=tone",
+            ],
             in: directory)
         let listed = try await answer(onPort: port)
         XCTAssertEqual(listed.status, 0, first.output)
 
         let second = try await tutti([
-            "peer", "--name", "second", "--no-discovery", "--no-link", "--state-dir", directory, "--control-port", String(port), "--sender", "out=tone",
+            "peer", "--name", "second", "--no-discovery", "--no-link", "--state-dir", directory, "--control-port", String(port), "--sender",
+            "out=tone",
         ])
         XCTAssertEqual(second.status, 1)
         XCTAssertEqual(
             second.error,
-            "tutti: control port \(port) is in use by another program (pid \(first.pid), tutti); choose another with --control-port or omit it\n")
+            "tutti: control port \(port) is in use by another program (pid \(first.pid), tutti); choose another with --control-port or omit it\n"
+        )
         XCTAssertEqual(second.output, "")
     }
 
@@ -226,13 +235,17 @@ final class PeerStartupCommandLineTests: XCTestCase {
         let second = try await tutti(["peer"] + arguments)
         XCTAssertEqual(second.status, 1)
         XCTAssertEqual(
-            second.error, "tutti: a peer named 'twin' is already running on this host (pid \(first.pid)); give this one another name with --name OTHER\n")
+            second.error,
+            "tutti: a peer named 'twin' is already running on this host (pid \(first.pid)); give this one another name with --name OTHER\n")
 
         // Another user's peer of the same name: its own state directory, so its own ID.
         let otherDirectory = "\(directory)/other-user"
         let otherPort = try freePort()
         let other = try startPeer(
-            ["--name", "twin", "--no-discovery", "--no-link", "--state-dir", otherDirectory, "--sender", "out=tone", "--control-port", String(otherPort)],
+            [
+                "--name", "twin", "--no-discovery", "--no-link", "--state-dir", otherDirectory, "--sender", "out=tone", "--control-port",
+                String(otherPort),
+            ],
             in: directory)
         let otherListed = try await answer(onPort: otherPort)
         XCTAssertEqual(otherListed.status, 0, other.output)
@@ -255,7 +268,9 @@ final class PeerStartupCommandLineTests: XCTestCase {
         // A file where a directory should be: refused for root as for anyone.
         let file = "\(directory)/file"
         XCTAssertTrue(FileManager.default.createFile(atPath: file, contents: Data()))
-        let refused = try await tutti(["peer", "--name", "x", "--no-discovery", "--no-link", "--state-dir", "\(file)/state", "--sender", "out=tone"])
+        let refused = try await tutti([
+            "peer", "--name", "x", "--no-discovery", "--no-link", "--state-dir", "\(file)/state", "--sender", "out=tone",
+        ])
         XCTAssertEqual(refused.status, 1)
         XCTAssertEqual(
             refused.error,
@@ -265,12 +280,17 @@ final class PeerStartupCommandLineTests: XCTestCase {
     func testAPrivilegedControlPortIsOneLineForAnOrdinaryUser() async throws {
         try requireBinary()
         // Ports below this are root's (a container may lower it to 0; then there is nothing to refuse).
-        let firstUnprivileged = Int(
-            (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_unprivileged_port_start", encoding: .utf8))?
-                .trimmingCharacters(in: .whitespacesAndNewlines) ?? "1024") ?? 1024
+        let firstUnprivileged =
+            Int(
+                (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_unprivileged_port_start", encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines) ?? "1024") ?? 1024
         try XCTSkipUnless(firstUnprivileged > 80, "this host lets anyone listen on port 80")
         let directory = try scratchDirectory()
-        let command = try asOrdinaryUser(in: directory) + ["peer", "--name", "x", "--no-discovery", "--no-link", "--state-dir", directory, "--control-port", "80", "--sender", "out=tone"]
+        let command =
+            try asOrdinaryUser(in: directory) + [
+                "peer", "--name", "x", "--no-discovery", "--no-link", "--state-dir", directory, "--control-port", "80", "--sender",
+                "out=tone",
+            ]
         let refused = try await runChildProcess(command[0], Array(command.dropFirst()), timeout: .seconds(20))
         XCTAssertEqual(refused.status, 1)
         XCTAssertEqual(
@@ -282,10 +302,14 @@ final class PeerStartupCommandLineTests: XCTestCase {
 
     private func localPort(of descriptor: Int32) -> UInt16? { port(of: descriptor, getsockname) }
 
-    private func port(of descriptor: Int32, _ get: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32) -> UInt16? {
+    private func port(of descriptor: Int32, _ get: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32)
+        -> UInt16?
+    {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let result = withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { get(descriptor, $0, &length) } }
+        let result = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { get(descriptor, $0, &length) }
+        }
         guard result == 0 else { return nil }
         // sin_port and sin6_port both follow the 2-byte family.
         guard [AF_INET, AF_INET6].contains(Int32(storage.ss_family)) else { return nil }
@@ -309,7 +333,8 @@ final class PeerStartupCommandLineTests: XCTestCase {
 
     func testAPeerNameThatCannotNameAFileIsRefusedInOneLine() async throws {
         try requireBinary()
-        let result = try await runChildProcess(binary.path, ["peer", "--name", "a/b", "--sender", "out=tone", "--no-discovery", "--no-link"], timeout: .seconds(20))
+        let result = try await runChildProcess(
+            binary.path, ["peer", "--name", "a/b", "--sender", "out=tone", "--no-discovery", "--no-link"], timeout: .seconds(20))
         XCTAssertEqual(result.status, 1)
         XCTAssertEqual(result.error, "tutti: invalid peer name 'a/b': use 1–63 bytes, without '/' or control characters\n")
     }

@@ -43,7 +43,8 @@ final class RTPConnectCommandLineTests: XCTestCase {
         XCTAssertEqual(refused.status, 1)
         XCTAssertEqual(
             refused.error,
-            "tutti: cannot connect a:quad to rtp://127.0.0.1:\(port + 2): Opus streams carry 1 or 2 channels, not 4; use --channels 2 or PCM\n")
+            "tutti: cannot connect a:quad to rtp://127.0.0.1:\(port + 2): Opus streams carry 1 or 2 channels, not 4; use --channels 2 or PCM\n"
+        )
 
         let disconnected = try await tutti(["disconnect", "a:out", "rtp://127.0.0.1:\(port)/"])
         XCTAssertEqual(disconnected.output, "disconnected 1 connection from a:out to rtp://127.0.0.1:\(port)\n", disconnected.error)

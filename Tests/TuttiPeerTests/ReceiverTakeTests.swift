@@ -27,10 +27,13 @@ final class ReceiverTakeTests: XCTestCase {
 
     /// Disconnects on the sender, and waits until the receiver has let the connection go.
     private func disconnect(_ sender: Peer, from receiver: Peer) async throws {
-        let answer = try await ControlClient.send(.disconnect(DisconnectRequest(source: PortReference(peer: "tx", port: "out"))), to: sender.endpoint)
+        let answer = try await ControlClient.send(
+            .disconnect(DisconnectRequest(source: PortReference(peer: "tx", port: "out"))), to: sender.endpoint)
         XCTAssertEqual(answer, .disconnected(count: 1))
         for _ in 0..<100 {
-            if case .description(let description) = try await ControlClient.send(.describe, to: receiver.endpoint), description.connections.isEmpty {
+            if case .description(let description) = try await ControlClient.send(.describe, to: receiver.endpoint),
+                description.connections.isEmpty
+            {
                 return
             }
             try await Task.sleep(for: .milliseconds(20))
@@ -131,7 +134,10 @@ final class ReceiverTakeTests: XCTestCase {
             _ = try await lab.start("rx", ports: [.receiver(name: "foh", sink: .wavFile(path: "/tmp/tutti-missing-\(getpid())/foh.wav"))])
             XCTFail("the peer started")
         } catch let error as PeerError {
-            XCTAssertEqual(error.message, "port foh: cannot record to /tmp/tutti-missing-\(getpid())/foh.wav: directory /tmp/tutti-missing-\(getpid()) does not exist")
+            XCTAssertEqual(
+                error.message,
+                "port foh: cannot record to /tmp/tutti-missing-\(getpid())/foh.wav: directory /tmp/tutti-missing-\(getpid()) does not exist"
+            )
         }
         await lab.stopAll()
     }

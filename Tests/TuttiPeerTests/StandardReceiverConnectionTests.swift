@@ -7,7 +7,9 @@ import XCTest
 /// A sender port streaming to a plain RTP receiver (`rtp://127.0.0.1:PORT`): here a bare UDP socket on
 /// loopback that decodes what arrives. No offer, no answer, no teardown notice.
 final class StandardReceiverConnectionTests: XCTestCase {
-    private func connect(_ sender: Peer, to destination: RTPDestination, options: ConnectOptions = ConnectOptions()) async throws -> ControlResponse {
+    private func connect(_ sender: Peer, to destination: RTPDestination, options: ConnectOptions = ConnectOptions()) async throws
+        -> ControlResponse
+    {
         let request = ConnectRequest(source: PortReference(peer: "a", port: "out"), rtpDestination: destination, options: options)
         return try await ControlClient.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
     }
@@ -39,7 +41,8 @@ final class StandardReceiverConnectionTests: XCTestCase {
 
         let response = try await connect(sender, to: destination)
         guard case .connected(let summary) = response else { return XCTFail("expected connected, got \(response)") }
-        XCTAssertEqual(summary.format, StreamFormat(sampleRate: 48_000, channels: 2, sampleFormat: .l16, packetFrames: 64, targetLatencyFrames: 192))
+        XCTAssertEqual(
+            summary.format, StreamFormat(sampleRate: 48_000, channels: 2, sampleFormat: .l16, packetFrames: 64, targetLatencyFrames: 192))
         XCTAssertEqual(summary.destination.description, "rtp://127.0.0.1:\(socket.localPort)")
         XCTAssertEqual(summary.rtpDestination, destination)
         XCTAssertEqual(summary.payloadType, 96)
@@ -94,8 +97,10 @@ final class StandardReceiverConnectionTests: XCTestCase {
 
         let opusPackets = receive(on: opusSocket, seconds: 0.3)
         XCTAssertGreaterThan(opusPackets.count, 15, "100 packets a second")
-        XCTAssertTrue(opusPackets.allSatisfy { $0.header.payloadType == 96 && $0.payload > 0 && $0.payload <= OpusSettings.maximumPacketBytes })
-        XCTAssertEqual(opusPackets.dropFirst().first.map { $0.header.timestamp &- opusPackets[0].header.timestamp }, 480, "48 kHz RTP clock")
+        XCTAssertTrue(
+            opusPackets.allSatisfy { $0.header.payloadType == 96 && $0.payload > 0 && $0.payload <= OpusSettings.maximumPacketBytes })
+        XCTAssertEqual(
+            opusPackets.dropFirst().first.map { $0.header.timestamp &- opusPackets[0].header.timestamp }, 480, "48 kHz RTP clock")
         let l24Packets = receive(on: l24Socket, seconds: 0.1)
         XCTAssertTrue(!l24Packets.isEmpty && l24Packets.allSatisfy { $0.payload == 64 * 3 })
         await lab.stopAll()
@@ -107,15 +112,22 @@ final class StandardReceiverConnectionTests: XCTestCase {
             "a", ports: [.toneSender(name: "out", channels: 4, sampleRates: [48_000]), .receiver(name: "in", sink: .null)])
         let destination = loopback(9)  // nothing is sent: every request here is refused
         let cases: [(ConnectOptions, ControlFailure)] = [
-            (ConnectOptions(channels: 4, sampleFormat: .opus),
-             ControlFailure(.invalidOption, "Opus streams carry 1 or 2 channels, not 4; use --channels 2 or PCM")),
-            (ConnectOptions(sampleRate: 44_100),
-             ControlFailure(.noCommonFormat, "a:out cannot send at 44100 Hz (its rates: 48000 Hz)")),
+            (
+                ConnectOptions(channels: 4, sampleFormat: .opus),
+                ControlFailure(.invalidOption, "Opus streams carry 1 or 2 channels, not 4; use --channels 2 or PCM")
+            ),
+            (
+                ConnectOptions(sampleRate: 44_100),
+                ControlFailure(.noCommonFormat, "a:out cannot send at 44100 Hz (its rates: 48000 Hz)")
+            ),
             (ConnectOptions(channels: 5), ControlFailure(.invalidOption, "cannot stream 5 channels: a:out has 4")),
-            (ConnectOptions(latencyMilliseconds: 20),
-             ControlFailure(
-                .invalidOption,
-                "--latency and --sync set a Tutti receiver's buffer; rtp://127.0.0.1:9 is a standard RTP receiver with its own, so leave them out")),
+            (
+                ConnectOptions(latencyMilliseconds: 20),
+                ControlFailure(
+                    .invalidOption,
+                    "--latency and --sync set a Tutti receiver's buffer; rtp://127.0.0.1:9 is a standard RTP receiver with its own, so leave them out"
+                )
+            ),
         ]
         for (options, expected) in cases {
             let response = try await connect(sender, to: destination, options: options)
@@ -124,7 +136,9 @@ final class StandardReceiverConnectionTests: XCTestCase {
         let wrongDirection = try await ControlClient.send(
             .connect(ConnectRequest(source: PortReference(peer: "a", port: "in"), rtpDestination: destination, options: ConnectOptions())),
             to: sender.endpoint)
-        XCTAssertEqual(wrongDirection, .failure(ControlFailure(.wrongDirection, "a:in is a receiver port and cannot be a source; give a sender port first")))
+        XCTAssertEqual(
+            wrongDirection,
+            .failure(ControlFailure(.wrongDirection, "a:in is a receiver port and cannot be a source; give a sender port first")))
         guard case .description(let description) = try await ControlClient.send(.describe, to: sender.endpoint) else {
             return XCTFail("no description")
         }
@@ -138,7 +152,9 @@ final class StandardReceiverConnectionTests: XCTestCase {
             "a", ports: [.toneSender(name: "out", sampleRates: [48_000]), .toneSender(name: "other", sampleRates: [48_000])])
         let socket = try UDPSocket()
         defer { socket.close() }
-        guard case .connected(let first) = try await connect(sender, to: loopback(socket.localPort)) else { return XCTFail("not connected") }
+        guard case .connected(let first) = try await connect(sender, to: loopback(socket.localPort)) else {
+            return XCTFail("not connected")
+        }
         // The same pair again: nothing changes.
         let again = try await connect(sender, to: loopback(socket.localPort))
         XCTAssertEqual(again, .alreadyConnected(first))
@@ -148,7 +164,8 @@ final class StandardReceiverConnectionTests: XCTestCase {
         let second = try await ControlClient.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
         XCTAssertEqual(
             second,
-            .failure(ControlFailure(.busy, "rtp://127.0.0.1:\(socket.localPort) already receives a:out [\(first.id)]; disconnect it first")))
+            .failure(ControlFailure(.busy, "rtp://127.0.0.1:\(socket.localPort) already receives a:out [\(first.id)]; disconnect it first"))
+        )
         await lab.stopAll()
     }
 

@@ -43,7 +43,8 @@ final class StandardReceiverInteropTests: XCTestCase {
     ) async throws -> (ConnectionSummary, WAVAudio) {
         let ffmpeg = try ffmpeg()
         var lab = LoopbackPeers()
-        let sender = try await lab.start("a", ports: [.toneSender(name: "out", frequency: 1000, amplitude: 0.5, sampleRates: [44_100, 48_000])])
+        let sender = try await lab.start(
+            "a", ports: [.toneSender(name: "out", frequency: 1000, amplitude: 0.5, sampleRates: [44_100, 48_000])])
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tutti-interop-\(UInt32.random(in: 0 ... .max))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -60,10 +61,12 @@ final class StandardReceiverInteropTests: XCTestCase {
         let wavFile = directory.appendingPathComponent("out.wav")
         try sdp.text.write(to: sdpFile, atomically: true, encoding: .utf8)
 
-        let (status, _, errors) = try await runChildProcess(ffmpeg, [
-            "-hide_banner", "-nostdin", "-loglevel", "error", "-protocol_whitelist", "file,udp,rtp", "-i", sdpFile.path,
-            "-t", String(seconds), "-c:a", codec, "-y", wavFile.path,
-        ], timeout: .seconds(seconds + 8))
+        let (status, _, errors) = try await runChildProcess(
+            ffmpeg,
+            [
+                "-hide_banner", "-nostdin", "-loglevel", "error", "-protocol_whitelist", "file,udp,rtp", "-i", sdpFile.path,
+                "-t", String(seconds), "-c:a", codec, "-y", wavFile.path,
+            ], timeout: .seconds(seconds + 8))
         _ = try await ControlClient.send(.disconnect(DisconnectRequest(connectionID: summary.id)), to: sender.endpoint)
         await lab.stopAll()
         XCTAssertEqual(status, 0, "ffmpeg: \(errors)", file: file, line: line)

@@ -206,8 +206,7 @@ final class LowLatencyResamplerTests: XCTestCase {
     /// tone at 1 kHz and clean. The latency is the filter's half-length in input time: 2.6 ms when the input is
     /// at 8 kHz (20 frames), 2.4 ms when decimating 192 → 8 kHz (463 frames at 192 kHz), 0.4 ms at 96 → 48 kHz.
     func testExtremeRatiosAndPeriodsLongerThanTheConvertersBuffer() throws {
-        for (inputRate, outputRate, period) in [(8_000, 192_000, 256), (192_000, 8_000, 256), (96_000, 48_000, 16_384)]
-        {
+        for (inputRate, outputRate, period) in [(8_000, 192_000, 256), (192_000, 8_000, 256), (96_000, 48_000, 16_384)] {
             var resampler = try Resampler(
                 inputRate: inputRate, outputRate: outputRate, channels: 1, maximumOutputFrames: period, mode: mode)
             let input = tone(frequency: 1_000, rate: inputRate, frames: inputRate / 2, channels: 1)

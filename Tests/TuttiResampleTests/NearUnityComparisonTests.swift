@@ -21,8 +21,9 @@ final class NearUnityComparisonTests: XCTestCase {
     /// Every candidate meets the frame contract (delay as reported within a frame, accounting within a frame per
     /// second); the table is printed for the record; the recommended library meets the −90 dB bound.
     func testCompareNearUnityCandidates() throws {
-        print("| engine | delay reported (frames) | delay measured (frames) | THD+N 1 kHz ±200 ppm (dB) "
-            + "| THD+N 10 kHz ±200 ppm (dB) | ratio-jump step excess | accounting error (frames / s) |")
+        print(
+            "| engine | delay reported (frames) | delay measured (frames) | THD+N 1 kHz ±200 ppm (dB) "
+                + "| THD+N 10 kHz ±200 ppm (dB) | ratio-jump step excess | accounting error (frames / s) |")
         print("|---|---|---|---|---|---|---|")
         for mode in Self.candidates {
             let figures = try measureDriftResampler(mode)

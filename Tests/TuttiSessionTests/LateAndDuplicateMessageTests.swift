@@ -26,7 +26,8 @@ final class LateAndDuplicateMessageTests: XCTestCase {
                 let actions = driver.feed(input)
                 let context = "\(state.name) + \(label)"
                 if label == "answered" {
-                    XCTAssertEqual(actions, [.notify(S.unknown, .sending, reason: "the offer's answer did not arrive", to: [D.endpointB])], context)
+                    XCTAssertEqual(
+                        actions, [.notify(S.unknown, .sending, reason: "the offer's answer did not arrive", to: [D.endpointB])], context)
                 } else {
                     XCTAssertEqual(actions, [], context)
                 }
@@ -74,7 +75,8 @@ final class LateAndDuplicateMessageTests: XCTestCase {
         var driver = D()
         driver.liveSender(S.first)
         let request = driver.request()
-        XCTAssertEqual(driver.feed(.teardown(TeardownNotice(connectionID: S.unknown, reason: "x"), request: request)), [.reply(request, .done)])
+        XCTAssertEqual(
+            driver.feed(.teardown(TeardownNotice(connectionID: S.unknown, reason: "x"), request: request)), [.reply(request, .done)])
     }
 
     func testATeardownOrDisconnectOfAClosingConnectionRepliesWhenItIsGone() {
@@ -87,9 +89,11 @@ final class LateAndDuplicateMessageTests: XCTestCase {
         XCTAssertEqual(driver.feed(.teardown(TeardownNotice(connectionID: S.first, reason: "x"), request: teardown)), [])
         XCTAssertEqual(driver.feed(.disconnect(DisconnectRequest(connectionID: S.first), request: again)), [])
         driver.feed(.stopped(S.first, .sending))
-        XCTAssertEqual(driver.feed(.notified(S.first, .sending)), [
-            .reply(disconnect, .disconnected(count: 1)), .reply(teardown, .done), .reply(again, .disconnected(count: 1)),
-        ])
+        XCTAssertEqual(
+            driver.feed(.notified(S.first, .sending)),
+            [
+                .reply(disconnect, .disconnected(count: 1)), .reply(teardown, .done), .reply(again, .disconnected(count: 1)),
+            ])
     }
 
     func testEveryInputAppliedTwiceActsOnce() {
@@ -139,7 +143,10 @@ final class LateAndDuplicateMessageTests: XCTestCase {
         var driver = D()
         driver.feed(.shutdown(request: driver.request()))
         XCTAssertEqual(driver.replies(to: RequestID(1)), [.done])
-        for input in [driver.connect(S.first), driver.offer(S.first), .teardown(TeardownNotice(connectionID: S.first, reason: ""), request: driver.request())] {
+        for input in [
+            driver.connect(S.first), driver.offer(S.first),
+            .teardown(TeardownNotice(connectionID: S.first, reason: ""), request: driver.request()),
+        ] {
             guard case .reply(_, .failure(let failure)) = driver.feed(input).first else { return XCTFail() }
             XCTAssertEqual(failure, ControlFailure(.busy, "peer A is stopping"))
         }

@@ -32,10 +32,12 @@ final class LifecycleDeadlineTests: XCTestCase {
         driver.feed(.observed(first, .lost))
         guard tickUntil(&driver, limit: .seconds(20), isStop) != nil else { return XCTFail("never freed") }
         XCTAssertLessThan(driver.now - lastPacket, .seconds(10))
-        XCTAssertEqual(driver.log.suffix(2), [
-            .stop(first, .receiving, reason: "closed: lost for 8 s"),
-            .notify(first, .receiving, reason: "closed: lost for 8 s", to: [D.endpointB]),
-        ])
+        XCTAssertEqual(
+            driver.log.suffix(2),
+            [
+                .stop(first, .receiving, reason: "closed: lost for 8 s"),
+                .notify(first, .receiving, reason: "closed: lost for 8 s", to: [D.endpointB]),
+            ])
     }
 
     func testALostAnswerFreesBothEndsWithinTenSeconds() {
@@ -49,7 +51,9 @@ final class LifecycleDeadlineTests: XCTestCase {
         }
         XCTAssertLessThan(sender.now - offered, .seconds(8), "before the CLI's 8 s")
         XCTAssertEqual(senderGaveUp, .seconds(6))
-        XCTAssertEqual(sender.replies(to: RequestID(1)).first, .failure(ControlFailure(.unreachable, "cannot reach B: no answer to the offer within 6 s")))
+        XCTAssertEqual(
+            sender.replies(to: RequestID(1)).first,
+            .failure(ControlFailure(.unreachable, "cannot reach B: no answer to the offer within 6 s")))
 
         var receiver = D()
         receiver.awaitingReceiver(first)
@@ -97,10 +101,12 @@ final class LifecycleDeadlineTests: XCTestCase {
         guard let firstUnanswered, let stoppedAt else { return XCTFail("never stopped") }
         XCTAssertGreaterThanOrEqual(stoppedAt - firstUnanswered, .seconds(10))
         XCTAssertLessThan(stoppedAt - firstUnanswered, .seconds(11))
-        XCTAssertEqual(driver.log.suffix(2), [
-            .stop(first, .sending, reason: "closed: B does not answer"),
-            .notify(first, .sending, reason: "closed: B does not answer", to: [D.endpointB]),
-        ])
+        XCTAssertEqual(
+            driver.log.suffix(2),
+            [
+                .stop(first, .sending, reason: "closed: B does not answer"),
+                .notify(first, .sending, reason: "closed: B does not answer", to: [D.endpointB]),
+            ])
     }
 
     func testAnAnsweredProbeKeepsTheSenderLive() {

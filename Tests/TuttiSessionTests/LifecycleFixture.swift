@@ -18,7 +18,8 @@ struct LifecycleDriver {
     static let peerB = PeerID(String(repeating: "b", count: 32))!
     static let endpointB = ControlEndpoint(host: "198.18.0.2", port: 7_400)
     static let ports = [
-        PortDescriptor(name: "out", title: "Tone", kind: .sender, channels: 2, sampleRates: [48_000, 44_100], sampleFormats: [.l24, .l16]),
+        PortDescriptor(
+            name: "out", title: "Tone", kind: .sender, channels: 2, sampleRates: [48_000, 44_100], sampleFormats: [.l24, .l16]),
         PortDescriptor(name: "in", title: "Sink", kind: .receiver, channels: 2, sampleRates: [48_000], sampleFormats: [.l24, .l16]),
     ]
     static let portsNow: [String: ConnectionLifecycle.PortNow] = [
@@ -138,7 +139,8 @@ struct LifecycleDriver {
     }
 
     mutating func connectRTP(_ id: ConnectionID) -> Input {
-        .connect(ConnectRequest(source: Self.source, rtpDestination: Self.rtp, options: ConnectOptions()), id: id, ssrc: 0x6666,
+        .connect(
+            ConnectRequest(source: Self.source, rtpDestination: Self.rtp, options: ConnectOptions()), id: id, ssrc: 0x6666,
             ports: Self.portsNow, request: request())
     }
 
@@ -164,11 +166,15 @@ struct LifecycleDriver {
 
     /// What B's `describe` lists: `ids` as B receives them.
     static func listed(_ ids: [ConnectionID], state: ConnectionState = .playing, failure: String? = nil) -> Input {
-        .probed(to: [endpointB], .listed(ids.map { id in
-            var summary = ConnectionSummary(id: id, role: .receiving, source: source, destination: destination, format: format, state: state)
-            summary.failureReason = failure
-            return summary
-        }))
+        .probed(
+            to: [endpointB],
+            .listed(
+                ids.map { id in
+                    var summary = ConnectionSummary(
+                        id: id, role: .receiving, source: source, destination: destination, format: format, state: state)
+                    summary.failureReason = failure
+                    return summary
+                }))
     }
 
     // MARK: Named states (through public inputs only)

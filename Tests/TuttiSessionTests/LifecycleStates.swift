@@ -21,70 +21,74 @@ enum LifecycleStates {
     private static let offerOutcomes: Set<String> = ["answered", "refused", "refusedUnusable", "unreachable"]
     private static let probeOutcomes: Set<String> = ["probedListed", "probedAbsent", "probedRefused", "probedUnanswered"]
 
-    static var all: [State] { [
-        State(name: "absent", id: first, fits: [], setUp: { _ in }),
-        State(name: "sender verifying", id: second, fits: probeOutcomes) {
-            $0.liveSender(first)
-            $0.feed($0.connect(second))
-        },
-        State(name: "sender offering", id: first, fits: offerOutcomes) { $0.offering(first) },
-        State(name: "sender offering(cancel)", id: first, fits: offerOutcomes) {
-            $0.offering(first)
-            $0.feed(.disconnect(DisconnectRequest(connectionID: first), request: $0.request()))
-        },
-        State(name: "sender starting", id: first, fits: ["startedSending", "startFailedSending"]) { $0.startingSender(first) },
-        State(name: "sender starting(cancel)", id: first, fits: ["startedSending", "startFailedSending"]) {
-            $0.startingSender(first)
-            $0.feed(.teardown(TeardownNotice(connectionID: first, reason: "x"), request: $0.request()))
-        },
-        State(name: "sender live", id: first, fits: []) { $0.liveSender(first) },
-        State(name: "sender live(probing)", id: first, fits: probeOutcomes) {
-            $0.liveSender(first)
-            $0.advance(.seconds(1))
-        },
-        State(name: "sender live(unanswered)", id: first, fits: probeOutcomes) {
-            $0.liveSender(first)
-            $0.advance(.seconds(1))
-            $0.feed(.probed(to: [D.endpointB], .unanswered))
-            $0.advance(.seconds(1))
-        },
-        State(name: "sender live(rtp)", id: first, fits: []) {
-            $0.feed($0.connectRTP(first))
-            $0.feed(.started(first, .sending, mediaPort: nil))
-        },
-        State(name: "sender closing{stop}", id: first, fits: ["stoppedSending"]) {
-            $0.liveSender(first)
-            $0.feed(.teardown(TeardownNotice(connectionID: first, reason: "x"), request: $0.request()))
-        },
-        State(name: "sender closing{notify}", id: first, fits: ["notifiedSending"]) {
-            $0.offering(first)
-            $0.feed(.unreachable(first, ControlFailure(.unreachable, "x")))
-        },
-        State(name: "sender closing{stop,notify}", id: first, fits: ["stoppedSending", "notifiedSending"]) {
-            $0.liveSender(first)
-            $0.feed(.disconnect(DisconnectRequest(connectionID: first), request: $0.request()))
-        },
-        State(name: "receiver starting", id: first, fits: ["startedReceiving", "startFailedReceiving"]) { $0.startingReceiver(first) },
-        State(name: "receiver starting(cancel)", id: first, fits: ["startedReceiving", "startFailedReceiving"]) {
-            $0.startingReceiver(first)
-            $0.feed(.teardown(TeardownNotice(connectionID: first, reason: "x"), request: $0.request()))
-        },
-        State(name: "receiver awaitingMedia", id: first, fits: ["observedPlaying", "observedOutputFailed"]) { $0.awaitingReceiver(first) },
-        State(name: "receiver playing", id: first, fits: ["observedLost", "observedOutputFailed"]) { $0.playingReceiver(first) },
-        State(name: "receiver lost", id: first, fits: ["observedPlaying", "observedOutputFailed"]) { $0.lostReceiver(first) },
-        State(name: "receiver lost+outputFailed", id: first, fits: ["observedPlaying"]) {
-            $0.lostReceiver(first)
-            $0.feed(.observed(first, .outputFailed(reason: "disk full")))
-        },
-        State(name: "receiver closing{stop}", id: first, fits: ["stoppedReceiving"]) {
-            $0.playingReceiver(first)
-            $0.feed(.teardown(TeardownNotice(connectionID: first, reason: "x"), request: $0.request()))
-        },
-        State(name: "receiver closing{stop,notify}", id: first, fits: ["stoppedReceiving", "notifiedReceiving"]) {
-            $0.lostReceiver(first)
-            $0.advance(.seconds(8))
-        },
-    ] }
+    static var all: [State] {
+        [
+            State(name: "absent", id: first, fits: [], setUp: { _ in }),
+            State(name: "sender verifying", id: second, fits: probeOutcomes) {
+                $0.liveSender(first)
+                $0.feed($0.connect(second))
+            },
+            State(name: "sender offering", id: first, fits: offerOutcomes) { $0.offering(first) },
+            State(name: "sender offering(cancel)", id: first, fits: offerOutcomes) {
+                $0.offering(first)
+                $0.feed(.disconnect(DisconnectRequest(connectionID: first), request: $0.request()))
+            },
+            State(name: "sender starting", id: first, fits: ["startedSending", "startFailedSending"]) { $0.startingSender(first) },
+            State(name: "sender starting(cancel)", id: first, fits: ["startedSending", "startFailedSending"]) {
+                $0.startingSender(first)
+                $0.feed(.teardown(TeardownNotice(connectionID: first, reason: "x"), request: $0.request()))
+            },
+            State(name: "sender live", id: first, fits: []) { $0.liveSender(first) },
+            State(name: "sender live(probing)", id: first, fits: probeOutcomes) {
+                $0.liveSender(first)
+                $0.advance(.seconds(1))
+            },
+            State(name: "sender live(unanswered)", id: first, fits: probeOutcomes) {
+                $0.liveSender(first)
+                $0.advance(.seconds(1))
+                $0.feed(.probed(to: [D.endpointB], .unanswered))
+                $0.advance(.seconds(1))
+            },
+            State(name: "sender live(rtp)", id: first, fits: []) {
+                $0.feed($0.connectRTP(first))
+                $0.feed(.started(first, .sending, mediaPort: nil))
+            },
+            State(name: "sender closing{stop}", id: first, fits: ["stoppedSending"]) {
+                $0.liveSender(first)
+                $0.feed(.teardown(TeardownNotice(connectionID: first, reason: "x"), request: $0.request()))
+            },
+            State(name: "sender closing{notify}", id: first, fits: ["notifiedSending"]) {
+                $0.offering(first)
+                $0.feed(.unreachable(first, ControlFailure(.unreachable, "x")))
+            },
+            State(name: "sender closing{stop,notify}", id: first, fits: ["stoppedSending", "notifiedSending"]) {
+                $0.liveSender(first)
+                $0.feed(.disconnect(DisconnectRequest(connectionID: first), request: $0.request()))
+            },
+            State(name: "receiver starting", id: first, fits: ["startedReceiving", "startFailedReceiving"]) { $0.startingReceiver(first) },
+            State(name: "receiver starting(cancel)", id: first, fits: ["startedReceiving", "startFailedReceiving"]) {
+                $0.startingReceiver(first)
+                $0.feed(.teardown(TeardownNotice(connectionID: first, reason: "x"), request: $0.request()))
+            },
+            State(name: "receiver awaitingMedia", id: first, fits: ["observedPlaying", "observedOutputFailed"]) {
+                $0.awaitingReceiver(first)
+            },
+            State(name: "receiver playing", id: first, fits: ["observedLost", "observedOutputFailed"]) { $0.playingReceiver(first) },
+            State(name: "receiver lost", id: first, fits: ["observedPlaying", "observedOutputFailed"]) { $0.lostReceiver(first) },
+            State(name: "receiver lost+outputFailed", id: first, fits: ["observedPlaying"]) {
+                $0.lostReceiver(first)
+                $0.feed(.observed(first, .outputFailed(reason: "disk full")))
+            },
+            State(name: "receiver closing{stop}", id: first, fits: ["stoppedReceiving"]) {
+                $0.playingReceiver(first)
+                $0.feed(.teardown(TeardownNotice(connectionID: first, reason: "x"), request: $0.request()))
+            },
+            State(name: "receiver closing{stop,notify}", id: first, fits: ["stoppedReceiving", "notifiedReceiving"]) {
+                $0.lostReceiver(first)
+                $0.advance(.seconds(8))
+            },
+        ]
+    }
 
     /// One sample of every outcome input for `id`, by label.
     static func outcomes(for id: ConnectionID) -> [(label: String, input: Input)] {

@@ -47,7 +47,9 @@ final class LifecycleSweepTests: XCTestCase {
             let left = driver.machine.sending.values.filter { entry in
                 if case .live = entry.phase, entry.offer == nil { false } else { true }
             }
-            XCTAssertTrue(left.isEmpty && driver.machine.receiving.isEmpty, "\(context): left \(left.map(\.phase)) \(driver.machine.receiving.values.map(\.phase))")
+            XCTAssertTrue(
+                left.isEmpty && driver.machine.receiving.isEmpty,
+                "\(context): left \(left.map(\.phase)) \(driver.machine.receiving.values.map(\.phase))")
             XCTAssertTrue(driver.machine.waiting.isEmpty, context)
             XCTAssertNil(driver.machine.nextDeadline, context)
             if driver.isEmpty { return }
@@ -98,7 +100,8 @@ final class LifecycleSweepTests: XCTestCase {
     }
 
     func testWithCompatibleTimeoutsNothingLiveIsEverFreedByTime() {
-        for state in S.all where state.name.contains("live") || state.name.contains("playing") || state.name.contains("lost")
+        for state in S.all
+        where state.name.contains("live") || state.name.contains("playing") || state.name.contains("lost")
             || state.name.contains("awaiting")
         {
             var driver = D(timeouts: .compatible)

@@ -23,7 +23,8 @@ final class NegotiationTests: XCTestCase {
         sampleFormats: [SampleFormat] = [.l24, .l16], activeSampleRate: Int? = nil
     ) -> ReceiverCapabilities {
         ReceiverCapabilities(
-            port: PortDescriptor(name: "in", title: "Main in", kind: kind, channels: channels, sampleRates: sampleRates, sampleFormats: sampleFormats),
+            port: PortDescriptor(
+                name: "in", title: "Main in", kind: kind, channels: channels, sampleRates: sampleRates, sampleFormats: sampleFormats),
             activeSampleRate: activeSampleRate)
     }
 
@@ -81,7 +82,8 @@ final class NegotiationTests: XCTestCase {
         let tiny = ConnectOptions(packetFrames: 128, latencyMilliseconds: 5.34, latencyFloorMilliseconds: 1, latencyCeilingMilliseconds: 2)
         XCTAssertEqual(
             refusal(offer(options: tiny), receiver())?.message,
-            "latency range 1–2 ms is below one packet (2.67 ms at 128 frames, 48 kHz): the lowest is 2.67 ms; raise the ceiling or lower --frames")
+            "latency range 1–2 ms is below one packet (2.67 ms at 128 frames, 48 kHz): the lowest is 2.67 ms; raise the ceiling or lower --frames"
+        )
     }
 
     func testRateIsFirstCommonInReceiversOrder() {
@@ -150,7 +152,8 @@ final class NegotiationTests: XCTestCase {
         let refusal = refusal(offer(), receiver(kind: .sender))
         XCTAssertEqual(refusal?.code, .wrongDirection)
         XCTAssertEqual(refusal?.message, "foh:in is a sender port and cannot receive audio; choose a receiver port")
-        XCTAssertEqual(refusal?.failure, ControlFailure(.wrongDirection, "foh:in is a sender port and cannot receive audio; choose a receiver port"))
+        XCTAssertEqual(
+            refusal?.failure, ControlFailure(.wrongDirection, "foh:in is a sender port and cannot receive audio; choose a receiver port"))
     }
 
     func testWithoutACommonRateTheStreamRunsAtTheSendersRateAndTheReceiverConverts() {
@@ -232,7 +235,8 @@ final class NegotiationTests: XCTestCase {
             fractional?.message,
             "latency 1 ms is below one packet (1.33 ms at 64 frames, 48 kHz): the lowest is 1.33 ms; raise --latency or lower --frames")
         let cd = self.refusal(
-            offer(sampleRates: [44_100], options: ConnectOptions(packetFrames: 128, latencyMilliseconds: 2.5)), receiver(sampleRates: [44_100]))
+            offer(sampleRates: [44_100], options: ConnectOptions(packetFrames: 128, latencyMilliseconds: 2.5)),
+            receiver(sampleRates: [44_100]))
         XCTAssertEqual(
             cd?.message,
             "latency 2.5 ms is below one packet (2.9 ms at 128 frames, 44.1 kHz): the lowest is 2.9 ms; raise --latency or lower --frames")

@@ -67,9 +67,11 @@ final class PeerTimeoutsTests: XCTestCase {
         }
         guard let stoppedAt else { return XCTFail("never freed") }
         XCTAssertLessThan(stoppedAt - start, .seconds(10))
-        XCTAssertEqual(driver.log.suffix(2), [
-            .stop(first, .receiving, reason: "closed: no media arrived in 9 s"),
-            .notify(first, .receiving, reason: "closed: no media arrived in 9 s", to: [D.endpointB]),
-        ])
+        XCTAssertEqual(
+            driver.log.suffix(2),
+            [
+                .stop(first, .receiving, reason: "closed: no media arrived in 9 s"),
+                .notify(first, .receiving, reason: "closed: no media arrived in 9 s", to: [D.endpointB]),
+            ])
     }
 }

@@ -35,9 +35,11 @@ final class ReceiverLifecycleTests: XCTestCase {
     func testAnOfferForAnIDThatExistsIsBusy() {
         var driver = D()
         driver.playingReceiver(first)
-        XCTAssertEqual(driver.feed(driver.offer(first, from: PortReference(peer: "C", port: "out"))), [
-            .reply(RequestID(2), .failure(ControlFailure(.busy, "connection \(first) already exists")))
-        ])
+        XCTAssertEqual(
+            driver.feed(driver.offer(first, from: PortReference(peer: "C", port: "out"))),
+            [
+                .reply(RequestID(2), .failure(ControlFailure(.busy, "connection \(first) already exists")))
+            ])
     }
 
     func testAnOfferToAPortThatCannotReceiveIsRefusedAndReported() {
@@ -46,7 +48,8 @@ final class ReceiverLifecycleTests: XCTestCase {
         offer.destination = PortReference(peer: "A", port: "out")
         let actions = driver.feed(.offer(offer, fromHost: "198.18.0.2", ssrc: 1, ports: D.portsNow, request: driver.request()))
         let failure = ControlFailure(.wrongDirection, "A:out is a sender port and cannot receive audio; choose a receiver port")
-        XCTAssertEqual(actions, [.reply(RequestID(1), .failure(failure)), .report(.refused(source: D.remoteSource, destination: D.source, failure))])
+        XCTAssertEqual(
+            actions, [.reply(RequestID(1), .failure(failure)), .report(.refused(source: D.remoteSource, destination: D.source, failure))])
         XCTAssertTrue(driver.isEmpty)
     }
 
@@ -56,7 +59,9 @@ final class ReceiverLifecycleTests: XCTestCase {
         offer.options.channels = 5
         let actions = driver.feed(.offer(offer, fromHost: "198.18.0.2", ssrc: 1, ports: D.portsNow, request: driver.request()))
         let failure = ControlFailure(.invalidOption, "cannot stream 5 channels: B:out has 2, A:in has 2")
-        XCTAssertEqual(actions, [.reply(RequestID(1), .failure(failure)), .report(.refused(source: D.remoteSource, destination: D.localDestination, failure))])
+        XCTAssertEqual(
+            actions,
+            [.reply(RequestID(1), .failure(failure)), .report(.refused(source: D.remoteSource, destination: D.localDestination, failure))])
     }
 
     func testAnOfferForALivePairIsRefused() {
@@ -66,9 +71,11 @@ final class ReceiverLifecycleTests: XCTestCase {
         for setUp in setUps {
             var driver = D()
             setUp(&driver, first)
-            XCTAssertEqual(driver.feed(driver.offer(second)), [
-                .reply(RequestID(2), .failure(ControlFailure(.busy, "A:in already receives B:out [\(first)]; disconnect it first")))
-            ])
+            XCTAssertEqual(
+                driver.feed(driver.offer(second)),
+                [
+                    .reply(RequestID(2), .failure(ControlFailure(.busy, "A:in already receives B:out [\(first)]; disconnect it first")))
+                ])
             XCTAssertNil(driver.receivingPhase(second))
         }
     }
@@ -76,9 +83,11 @@ final class ReceiverLifecycleTests: XCTestCase {
     func testAnOfferForALostPairReplacesIt() {
         var driver = D()
         driver.lostReceiver(first)
-        XCTAssertEqual(driver.feed(driver.offer(second)), [
-            .stop(first, .receiving, reason: "closed: B:out connected again"), .startReceiving(expectedPlan(second)),
-        ])
+        XCTAssertEqual(
+            driver.feed(driver.offer(second)),
+            [
+                .stop(first, .receiving, reason: "closed: B:out connected again"), .startReceiving(expectedPlan(second)),
+            ])
         XCTAssertEqual(driver.receivingPhase(first), .closing(.init(reason: "closed: B:out connected again", awaiting: [.stop])))
         XCTAssertEqual(driver.feed(.stopped(first, .receiving)), [])
         XCTAssertNil(driver.receivingPhase(first))
@@ -89,9 +98,11 @@ final class ReceiverLifecycleTests: XCTestCase {
     func testAStartedReceiverAnswersAndAwaitsMedia() {
         var driver = D()
         driver.startingReceiver(first)
-        XCTAssertEqual(driver.feed(.started(first, .receiving, mediaPort: 5_004)), [
-            .reply(RequestID(1), answer), .report(.receiving(expectedPlan(first), mediaPort: 5_004)),
-        ])
+        XCTAssertEqual(
+            driver.feed(.started(first, .receiving, mediaPort: 5_004)),
+            [
+                .reply(RequestID(1), answer), .report(.receiving(expectedPlan(first), mediaPort: 5_004)),
+            ])
         XCTAssertEqual(driver.receivingPhase(first), .awaitingMedia)
         XCTAssertEqual(driver.machine.nextDeadline, driver.now + .seconds(9))
         XCTAssertEqual(driver.machine.liveSummaries.map(\.state), [.buffering])
@@ -100,9 +111,11 @@ final class ReceiverLifecycleTests: XCTestCase {
     func testAReceiverThatFailsToStartSaysWhy() {
         var driver = D()
         driver.startingReceiver(first)
-        XCTAssertEqual(driver.feed(.startFailed(first, .receiving, message: "no slot")), [
-            .reply(RequestID(1), .failure(ControlFailure(.internalError, "A:in cannot start receiving: no slot")))
-        ])
+        XCTAssertEqual(
+            driver.feed(.startFailed(first, .receiving, message: "no slot")),
+            [
+                .reply(RequestID(1), .failure(ControlFailure(.internalError, "A:in cannot start receiving: no slot")))
+            ])
         XCTAssertTrue(driver.isEmpty)
     }
 
@@ -112,10 +125,13 @@ final class ReceiverLifecycleTests: XCTestCase {
         let teardown = driver.request()
         XCTAssertEqual(driver.feed(.teardown(TeardownNotice(connectionID: first, reason: "answer late"), request: teardown)), [])
         XCTAssertEqual(driver.receivingPhase(first), .starting(cancel: .init(reason: "closed by the other end (answer late)", notice: nil)))
-        XCTAssertEqual(driver.feed(.started(first, .receiving, mediaPort: 5_004)), [
-            .reply(RequestID(1), .failure(ControlFailure(.busy, "A:in [\(first)]: closed by the other end (answer late) while starting"))),
-            .stop(first, .receiving, reason: "closed by the other end (answer late)"),
-        ])
+        XCTAssertEqual(
+            driver.feed(.started(first, .receiving, mediaPort: 5_004)),
+            [
+                .reply(
+                    RequestID(1), .failure(ControlFailure(.busy, "A:in [\(first)]: closed by the other end (answer late) while starting"))),
+                .stop(first, .receiving, reason: "closed by the other end (answer late)"),
+            ])
         XCTAssertEqual(driver.feed(.stopped(first, .receiving)), [.reply(teardown, .done)])
         XCTAssertTrue(driver.isEmpty)
     }
@@ -130,7 +146,9 @@ final class ReceiverLifecycleTests: XCTestCase {
             var driver = D()
             driver.startingReceiver(first)
             XCTAssertEqual(driver.feed(input(&driver)), [])
-            guard case .starting(.some) = driver.receivingPhase(first) else { return XCTFail("\(String(describing: driver.receivingPhase(first)))") }
+            guard case .starting(.some) = driver.receivingPhase(first) else {
+                return XCTFail("\(String(describing: driver.receivingPhase(first)))")
+            }
             let actions = driver.feed(.startFailed(first, .receiving, message: "x"))
             XCTAssertEqual(actions.count, replies)
             XCTAssertTrue(actions.allSatisfy { if case .reply = $0 { true } else { false } })
@@ -153,10 +171,12 @@ final class ReceiverLifecycleTests: XCTestCase {
         var driver = D()
         driver.awaitingReceiver(first)
         XCTAssertEqual(driver.advance(.milliseconds(8_999)), [])
-        XCTAssertEqual(driver.advance(.milliseconds(1)), [
-            .stop(first, .receiving, reason: "closed: no media arrived in 9 s"),
-            .notify(first, .receiving, reason: "closed: no media arrived in 9 s", to: [D.endpointB]),
-        ])
+        XCTAssertEqual(
+            driver.advance(.milliseconds(1)),
+            [
+                .stop(first, .receiving, reason: "closed: no media arrived in 9 s"),
+                .notify(first, .receiving, reason: "closed: no media arrived in 9 s", to: [D.endpointB]),
+            ])
     }
 
     func testALostStreamIsReportedAndResumes() {
@@ -176,18 +196,22 @@ final class ReceiverLifecycleTests: XCTestCase {
         var driver = D()
         driver.lostReceiver(first)
         XCTAssertEqual(driver.advance(.milliseconds(7_999)), [])
-        XCTAssertEqual(driver.advance(.milliseconds(1)), [
-            .stop(first, .receiving, reason: "closed: lost for 8 s"),
-            .notify(first, .receiving, reason: "closed: lost for 8 s", to: [D.endpointB]),
-        ])
+        XCTAssertEqual(
+            driver.advance(.milliseconds(1)),
+            [
+                .stop(first, .receiving, reason: "closed: lost for 8 s"),
+                .notify(first, .receiving, reason: "closed: lost for 8 s", to: [D.endpointB]),
+            ])
     }
 
     func testAFailedOutputIsReportedOnceAndTimersKeepRunning() {
         var driver = D()
         driver.lostReceiver(first)
-        XCTAssertEqual(driver.feed(.observed(first, .outputFailed(reason: "disk full"))), [
-            .report(.outputFailed(port: "in", reason: "disk full", connections: [first]))
-        ])
+        XCTAssertEqual(
+            driver.feed(.observed(first, .outputFailed(reason: "disk full"))),
+            [
+                .report(.outputFailed(port: "in", reason: "disk full", connections: [first]))
+            ])
         XCTAssertEqual(driver.feed(.observed(first, .outputFailed(reason: "disk full"))), [])
         XCTAssertEqual(driver.machine.liveSummaries.map(\.state), [.failed])
         XCTAssertEqual(driver.advance(.seconds(8)).count, 2)
@@ -199,9 +223,11 @@ final class ReceiverLifecycleTests: XCTestCase {
         var driver = D()
         driver.playingReceiver(first)
         let teardown = driver.request()
-        XCTAssertEqual(driver.feed(.teardown(TeardownNotice(connectionID: first, reason: "disconnected"), request: teardown)), [
-            .stop(first, .receiving, reason: "closed by the other end (disconnected)")
-        ])
+        XCTAssertEqual(
+            driver.feed(.teardown(TeardownNotice(connectionID: first, reason: "disconnected"), request: teardown)),
+            [
+                .stop(first, .receiving, reason: "closed by the other end (disconnected)")
+            ])
         XCTAssertEqual(driver.feed(.stopped(first, .receiving)), [.reply(teardown, .done)])
     }
 
@@ -209,9 +235,11 @@ final class ReceiverLifecycleTests: XCTestCase {
         var driver = D()
         driver.awaitingReceiver(first)
         let disconnect = driver.request()
-        XCTAssertEqual(driver.feed(.disconnect(DisconnectRequest(destination: PortReference(peer: "a", port: "in")), request: disconnect)), [
-            .stop(first, .receiving, reason: "disconnected"), .notify(first, .receiving, reason: "disconnected", to: [D.endpointB]),
-        ])
+        XCTAssertEqual(
+            driver.feed(.disconnect(DisconnectRequest(destination: PortReference(peer: "a", port: "in")), request: disconnect)),
+            [
+                .stop(first, .receiving, reason: "disconnected"), .notify(first, .receiving, reason: "disconnected", to: [D.endpointB]),
+            ])
         driver.feed(.stopped(first, .receiving))
         XCTAssertEqual(driver.feed(.notified(first, .receiving)), [.reply(disconnect, .disconnected(count: 1))])
     }

@@ -18,12 +18,14 @@ final class SenderLifecycleTests: XCTestCase {
     }
 
     private func expectedPlan(_ id: ConnectionID, host: String = "198.18.0.2") -> ConnectionLifecycle.SendPlan {
-        var summary = ConnectionSummary(id: id, role: .sending, source: D.source, destination: D.destination, format: D.format, state: .playing)
+        var summary = ConnectionSummary(
+            id: id, role: .sending, source: D.source, destination: D.destination, format: D.format, state: .playing)
         if let address = IPAddress(parsing: host) {
             summary.rtpDestination = RTPDestination(address: address, port: 5_004)
             summary.payloadType = 96
         }
-        return .init(summary: summary, port: "out", mediaHost: host, mediaPort: 5_004, ssrc: 0x1234, payloadType: 96, peerEndpoint: D.endpointB)
+        return .init(
+            summary: summary, port: "out", mediaHost: host, mediaPort: 5_004, ssrc: 0x1234, payloadType: 96, peerEndpoint: D.endpointB)
     }
 
     // MARK: - Connect
@@ -36,7 +38,8 @@ final class SenderLifecycleTests: XCTestCase {
         let id = driver.request()
         let actions = driver.feed(.connect(request, id: first, ssrc: 1, ports: D.portsNow, request: id))
         let failure = ControlFailure(.unknownPort, "peer A has no port 'nope' (ports: out, in)")
-        XCTAssertEqual(actions, [.reply(id, .failure(failure)), .report(.refused(source: request.source, destination: D.destination, failure))])
+        XCTAssertEqual(
+            actions, [.reply(id, .failure(failure)), .report(.refused(source: request.source, destination: D.destination, failure))])
         XCTAssertTrue(driver.isEmpty)
     }
 
@@ -52,7 +55,8 @@ final class SenderLifecycleTests: XCTestCase {
         var driver = D()
         let actions = driver.feed(driver.connect(first, options: ConnectOptions(sampleRate: 96_000)))
         let failure = ControlFailure(.noCommonFormat, "A:out cannot send at 96000 Hz (its rates: 48000/44100 Hz)")
-        XCTAssertEqual(actions, [.reply(RequestID(1), .failure(failure)), .report(.refused(source: D.source, destination: D.destination, failure))])
+        XCTAssertEqual(
+            actions, [.reply(RequestID(1), .failure(failure)), .report(.refused(source: D.source, destination: D.destination, failure))])
     }
 
     func testARunningPortNamesTheConnectionThatKeepsItsRate() {
@@ -61,10 +65,17 @@ final class SenderLifecycleTests: XCTestCase {
         var ports = D.portsNow
         ports["out"]!.currentRates = [48_000]
         let request = ConnectRequest(
-            source: D.source, destination: PortReference(peer: "C", port: "in"), destinationEndpoints: [], options: ConnectOptions(sampleRate: 44_100))
+            source: D.source, destination: PortReference(peer: "C", port: "in"), destinationEndpoints: [],
+            options: ConnectOptions(sampleRate: 44_100))
         let actions = driver.feed(.connect(request, id: second, ssrc: 1, ports: ports, request: driver.request()))
-        XCTAssertEqual(actions.first, .reply(RequestID(2), .failure(ControlFailure(
-            .noCommonFormat, "A:out is running at 48000 Hz for B:in [\(first)]; connect at 48000 Hz, or disconnect that first"))))
+        XCTAssertEqual(
+            actions.first,
+            .reply(
+                RequestID(2),
+                .failure(
+                    ControlFailure(
+                        .noCommonFormat, "A:out is running at 48000 Hz for B:in [\(first)]; connect at 48000 Hz, or disconnect that first"))
+            ))
     }
 
     func testANewPairIsOfferedWithinTheOfferTimeout() {
@@ -87,8 +98,8 @@ final class SenderLifecycleTests: XCTestCase {
         var driver = D()
         driver.offering(first)
         let actions = driver.feed(driver.connect(second))
-        XCTAssertEqual(actions, [.reply(RequestID(2), .failure(ControlFailure(
-            .busy, "A:out is being connected to B:in right now; try again in a moment")))])
+        let busy = ControlFailure(.busy, "A:out is being connected to B:in right now; try again in a moment")
+        XCTAssertEqual(actions, [.reply(RequestID(2), .failure(busy))])
         XCTAssertNil(driver.sendingPhase(second))
     }
 
@@ -117,9 +128,11 @@ final class SenderLifecycleTests: XCTestCase {
         driver.liveSender(first)
         driver.feed(driver.connect(second))
         let actions = driver.feed(D.listed([first], state: .failed, failure: "the pipe's reader exited"))
-        XCTAssertEqual(actions, [.reply(RequestID(2), .failure(ControlFailure(
+        let busy = ControlFailure(
             .busy,
-            "B:in cannot play: the pipe's reader exited (A:out is connected to it [\(first)]; disconnect, mend the output, then connect again)")))])
+            "B:in cannot play: the pipe's reader exited (A:out is connected to it [\(first)]; disconnect, mend the output, then connect again)"
+        )
+        XCTAssertEqual(actions, [.reply(RequestID(2), .failure(busy))])
         XCTAssertNil(driver.sendingPhase(second))
     }
 
@@ -128,10 +141,12 @@ final class SenderLifecycleTests: XCTestCase {
         driver.liveSender(first)
         driver.feed(driver.connect(second))
         let actions = driver.feed(D.listed([]))
-        XCTAssertEqual(actions, [
-            .stop(first, .sending, reason: "closed: B no longer receives it"),
-            .sendOffer(second, expectedOffer(second), to: [D.endpointB], within: .seconds(6)),
-        ])
+        XCTAssertEqual(
+            actions,
+            [
+                .stop(first, .sending, reason: "closed: B no longer receives it"),
+                .sendOffer(second, expectedOffer(second), to: [D.endpointB], within: .seconds(6)),
+            ])
         XCTAssertEqual(driver.sendingPhase(second), .offering(cancel: nil))
     }
 
@@ -140,13 +155,16 @@ final class SenderLifecycleTests: XCTestCase {
             var driver = D()
             driver.liveSender(first)
             driver.feed(driver.connect(second))
-            XCTAssertEqual(driver.feed(.probed(to: [D.endpointB], result)), [.sendOffer(second, expectedOffer(second), to: [D.endpointB], within: .seconds(6))])
+            XCTAssertEqual(
+                driver.feed(.probed(to: [D.endpointB], result)),
+                [.sendOffer(second, expectedOffer(second), to: [D.endpointB], within: .seconds(6))])
         }
         var driver = D()
         driver.liveSender(first)
         driver.feed(driver.connect(second))
         XCTAssertEqual(driver.advance(.milliseconds(999)).filter { if case .sendOffer = $0 { true } else { false } }, [])
-        XCTAssertTrue(driver.advance(.milliseconds(1)).contains(.sendOffer(second, expectedOffer(second), to: [D.endpointB], within: .seconds(6))))
+        XCTAssertTrue(
+            driver.advance(.milliseconds(1)).contains(.sendOffer(second, expectedOffer(second), to: [D.endpointB], within: .seconds(6))))
     }
 
     func testALiveStandardReceiverPairIsAlreadyConnectedWithoutAsking() {
@@ -169,7 +187,9 @@ final class SenderLifecycleTests: XCTestCase {
         XCTAssertNil(plan.peerEndpoint)
         XCTAssertEqual(plan.summary.rtpDestination, D.rtp)
         XCTAssertEqual(plan.summary.format.sampleFormat, .l16)
-        XCTAssertEqual(driver.feed(.started(first, .sending, mediaPort: nil)), [.reply(RequestID(1), .connected(plan.summary)), .report(.sending(plan))])
+        XCTAssertEqual(
+            driver.feed(.started(first, .sending, mediaPort: nil)),
+            [.reply(RequestID(1), .connected(plan.summary)), .report(.sending(plan))])
         // Live without probes: nobody to ask.
         XCTAssertNil(driver.machine.nextDeadline)
     }
@@ -182,9 +202,12 @@ final class SenderLifecycleTests: XCTestCase {
         ports["aux"] = .init(currentRates: [48_000], clock: "system")
         let request = ConnectRequest(source: PortReference(peer: "A", port: "aux"), rtpDestination: D.rtp, options: ConnectOptions())
         let failure = ControlFailure(.busy, "rtp://198.18.0.9:5004 already receives A:out [\(first)]; disconnect it first")
-        XCTAssertEqual(driver.feed(.connect(request, id: second, ssrc: 1, ports: ports, request: driver.request())), [
-            .reply(RequestID(2), .failure(failure)), .report(.refused(source: PortReference(peer: "A", port: "aux"), destination: request.destination, failure)),
-        ])
+        XCTAssertEqual(
+            driver.feed(.connect(request, id: second, ssrc: 1, ports: ports, request: driver.request())),
+            [
+                .reply(RequestID(2), .failure(failure)),
+                .report(.refused(source: PortReference(peer: "A", port: "aux"), destination: request.destination, failure)),
+            ])
     }
 
     func testAStandardReceiverRefusesLatencyOptions() {
@@ -208,16 +231,20 @@ final class SenderLifecycleTests: XCTestCase {
 
     func testTheMediaHostIsAlwaysNumericWhenTheControlConnectionSaysWhere() {
         var driver = D()
-        driver.feed(.connect(
-            ConnectRequest(source: D.source, destination: D.destination, destinationEndpoints: [ControlEndpoint(host: "b.local", port: 7_400)],
-                options: ConnectOptions()), id: first, ssrc: 1, ports: D.portsNow, request: driver.request()))
+        driver.feed(
+            .connect(
+                ConnectRequest(
+                    source: D.source, destination: D.destination, destinationEndpoints: [ControlEndpoint(host: "b.local", port: 7_400)],
+                    options: ConnectOptions()), id: first, ssrc: 1, ports: D.portsNow, request: driver.request()))
         let answer = StreamAnswer(connectionID: first, format: D.format, mediaPort: 5_004, ssrc: 0x1234, payloadType: 96)
-        let actions = driver.feed(.answered(first, answer, reached: ControlEndpoint(host: "b.local", port: 7_400), remoteAddress: "198.18.0.2"))
+        let actions = driver.feed(
+            .answered(first, answer, reached: ControlEndpoint(host: "b.local", port: 7_400), remoteAddress: "198.18.0.2"))
         guard case .startSending(let plan) = actions.first else { return XCTFail("\(actions)") }
         XCTAssertEqual(plan.mediaHost, "198.18.0.2")
         XCTAssertEqual(plan.summary.rtpDestination, RTPDestination(address: IPAddress(parsing: "198.18.0.2")!, port: 5_004))
         // A zoned link-local address is kept as it is, and has no SDP destination.
-        XCTAssertEqual(ConnectionLifecycle.mediaHost(reached: ControlEndpoint(host: "fe80::2%eth0", port: 1), remoteAddress: "x"), "fe80::2%eth0")
+        XCTAssertEqual(
+            ConnectionLifecycle.mediaHost(reached: ControlEndpoint(host: "fe80::2%eth0", port: 1), remoteAddress: "x"), "fe80::2%eth0")
     }
 
     func testAnAnswerOutsideTheOfferIsTornDown() {
@@ -225,10 +252,12 @@ final class SenderLifecycleTests: XCTestCase {
         driver.offering(first)
         let outside = StreamFormat(sampleRate: 96_000, channels: 2, sampleFormat: .l24, packetFrames: 64, targetLatencyFrames: 384)
         let actions = driver.feed(D.answered(first, format: outside))
-        XCTAssertEqual(actions, [
-            .reply(RequestID(1), .failure(ControlFailure(.noCommonFormat, "B chose a format outside the offer: \(outside)"))),
-            .notify(first, .sending, reason: "answer outside the offer", to: [D.endpointB]),
-        ])
+        XCTAssertEqual(
+            actions,
+            [
+                .reply(RequestID(1), .failure(ControlFailure(.noCommonFormat, "B chose a format outside the offer: \(outside)"))),
+                .notify(first, .sending, reason: "answer outside the offer", to: [D.endpointB]),
+            ])
         XCTAssertEqual(driver.sendingPhase(first), .closing(.init(reason: "answer outside the offer", awaiting: [.notify])))
         XCTAssertEqual(driver.feed(.notified(first, .sending)), [])
         XCTAssertTrue(driver.isEmpty)
@@ -238,9 +267,11 @@ final class SenderLifecycleTests: XCTestCase {
         var driver = D()
         driver.offering(first)
         let failure = ControlFailure(.busy, "B:in already receives A:out [x]; disconnect it first")
-        XCTAssertEqual(driver.feed(.refused(first, failure, unusableAnswerFrom: nil)), [
-            .reply(RequestID(1), .failure(failure)), .report(.refused(source: D.source, destination: D.destination, failure)),
-        ])
+        XCTAssertEqual(
+            driver.feed(.refused(first, failure, unusableAnswerFrom: nil)),
+            [
+                .reply(RequestID(1), .failure(failure)), .report(.refused(source: D.source, destination: D.destination, failure)),
+            ])
         XCTAssertTrue(driver.isEmpty)
     }
 
@@ -248,35 +279,44 @@ final class SenderLifecycleTests: XCTestCase {
         var driver = D()
         driver.offering(first)
         let failure = ControlFailure(.malformed, "B answered the offer with done")
-        XCTAssertEqual(driver.feed(.refused(first, failure, unusableAnswerFrom: D.endpointB)), [
-            .reply(RequestID(1), .failure(failure)), .notify(first, .sending, reason: "unusable answer", to: [D.endpointB]),
-        ])
+        XCTAssertEqual(
+            driver.feed(.refused(first, failure, unusableAnswerFrom: D.endpointB)),
+            [
+                .reply(RequestID(1), .failure(failure)), .notify(first, .sending, reason: "unusable answer", to: [D.endpointB]),
+            ])
     }
 
     func testAnUnreachableReceiverIsToldOnEveryEndpoint() {
         var driver = D()
         let other = ControlEndpoint(host: "198.18.1.2", port: 7_400)
-        driver.feed(.connect(
-            ConnectRequest(source: D.source, destination: D.destination, destinationEndpoints: [D.endpointB, other], options: ConnectOptions()),
-            id: first, ssrc: 1, ports: D.portsNow, request: driver.request()))
-        XCTAssertEqual(driver.feed(.unreachable(first, ControlFailure(.unreachable, "connection refused"))), [
-            .reply(RequestID(1), .failure(ControlFailure(.unreachable, "cannot reach B: connection refused"))),
-            .notify(first, .sending, reason: "the offer's answer did not arrive", to: [D.endpointB, other]),
-        ])
+        driver.feed(
+            .connect(
+                ConnectRequest(
+                    source: D.source, destination: D.destination, destinationEndpoints: [D.endpointB, other], options: ConnectOptions()),
+                id: first, ssrc: 1, ports: D.portsNow, request: driver.request()))
+        XCTAssertEqual(
+            driver.feed(.unreachable(first, ControlFailure(.unreachable, "connection refused"))),
+            [
+                .reply(RequestID(1), .failure(ControlFailure(.unreachable, "cannot reach B: connection refused"))),
+                .notify(first, .sending, reason: "the offer's answer did not arrive", to: [D.endpointB, other]),
+            ])
     }
 
     func testAnOfferWithoutAnswerEndsAtItsDeadline() {
         var driver = D()
         driver.offering(first)
         XCTAssertEqual(driver.advance(.milliseconds(5_999)), [])
-        XCTAssertEqual(driver.advance(.milliseconds(1)), [
-            .reply(RequestID(1), .failure(ControlFailure(.unreachable, "cannot reach B: no answer to the offer within 6 s"))),
-            .notify(first, .sending, reason: "the offer's answer did not arrive", to: [D.endpointB]),
-        ])
+        XCTAssertEqual(
+            driver.advance(.milliseconds(1)),
+            [
+                .reply(RequestID(1), .failure(ControlFailure(.unreachable, "cannot reach B: no answer to the offer within 6 s"))),
+                .notify(first, .sending, reason: "the offer's answer did not arrive", to: [D.endpointB]),
+            ])
         // Its late answer is ignored while the notice is out, and torn down once the entry is gone.
         XCTAssertEqual(driver.feed(D.answered(first)), [])
         driver.feed(.notified(first, .sending))
-        XCTAssertEqual(driver.feed(D.answered(first)), [.notify(first, .sending, reason: "the offer's answer did not arrive", to: [D.endpointB])])
+        XCTAssertEqual(
+            driver.feed(D.answered(first)), [.notify(first, .sending, reason: "the offer's answer did not arrive", to: [D.endpointB])])
     }
 
     func testADisconnectWhileOfferingTearsTheAnswerDown() {
@@ -285,10 +325,12 @@ final class SenderLifecycleTests: XCTestCase {
         let disconnect = driver.request()
         XCTAssertEqual(driver.feed(.disconnect(DisconnectRequest(connectionID: first), request: disconnect)), [])
         XCTAssertEqual(driver.sendingPhase(first), .offering(cancel: .init(reason: "disconnected", notice: "disconnected")))
-        XCTAssertEqual(driver.feed(D.answered(first)), [
-            .reply(RequestID(1), .failure(ControlFailure(.busy, "A:out → B:in [\(first)]: disconnected while connecting"))),
-            .notify(first, .sending, reason: "disconnected", to: [D.endpointB]),
-        ])
+        XCTAssertEqual(
+            driver.feed(D.answered(first)),
+            [
+                .reply(RequestID(1), .failure(ControlFailure(.busy, "A:out → B:in [\(first)]: disconnected while connecting"))),
+                .notify(first, .sending, reason: "disconnected", to: [D.endpointB]),
+            ])
         XCTAssertEqual(driver.feed(.notified(first, .sending)), [.reply(disconnect, .disconnected(count: 1))])
     }
 
@@ -299,7 +341,8 @@ final class SenderLifecycleTests: XCTestCase {
         XCTAssertEqual(driver.sendingPhase(first), .offering(cancel: .init(reason: "closed: B left", notice: nil)))
         let shutdown = driver.request()
         XCTAssertEqual(driver.feed(.shutdown(request: shutdown)), [])
-        XCTAssertEqual(driver.feed(.refused(first, ControlFailure(.busy, "no"), unusableAnswerFrom: nil)).first,
+        XCTAssertEqual(
+            driver.feed(.refused(first, ControlFailure(.busy, "no"), unusableAnswerFrom: nil)).first,
             .reply(RequestID(1), .failure(ControlFailure(.busy, "no"))))
         XCTAssertEqual(driver.replies(to: shutdown), [.done])
     }
@@ -309,9 +352,11 @@ final class SenderLifecycleTests: XCTestCase {
     func testAStartedSenderIsLiveAndConnected() {
         var driver = D()
         driver.startingSender(first)
-        XCTAssertEqual(driver.feed(.started(first, .sending, mediaPort: nil)), [
-            .reply(RequestID(1), .connected(expectedPlan(first).summary)), .report(.sending(expectedPlan(first))),
-        ])
+        XCTAssertEqual(
+            driver.feed(.started(first, .sending, mediaPort: nil)),
+            [
+                .reply(RequestID(1), .connected(expectedPlan(first).summary)), .report(.sending(expectedPlan(first))),
+            ])
         XCTAssertEqual(driver.sendingPhase(first), .live(.init(nextProbe: driver.now + .seconds(1))))
         XCTAssertEqual(driver.machine.liveSummaries, [expectedPlan(first).summary])
     }
@@ -319,10 +364,12 @@ final class SenderLifecycleTests: XCTestCase {
     func testASenderThatFailsToStartTellsTheReceiver() {
         var driver = D()
         driver.startingSender(first)
-        XCTAssertEqual(driver.feed(.startFailed(first, .sending, message: "no socket")), [
-            .reply(RequestID(1), .failure(ControlFailure(.internalError, "A:out cannot start sending: no socket"))),
-            .notify(first, .sending, reason: "sender failed to start", to: [D.endpointB]),
-        ])
+        XCTAssertEqual(
+            driver.feed(.startFailed(first, .sending, message: "no socket")),
+            [
+                .reply(RequestID(1), .failure(ControlFailure(.internalError, "A:out cannot start sending: no socket"))),
+                .notify(first, .sending, reason: "sender failed to start", to: [D.endpointB]),
+            ])
     }
 
     func testATeardownWhileStartingStopsTheSenderOnceStarted() {
@@ -330,11 +377,15 @@ final class SenderLifecycleTests: XCTestCase {
         driver.startingSender(first)
         let teardown = driver.request()
         XCTAssertEqual(driver.feed(.teardown(TeardownNotice(connectionID: first, reason: "gone"), request: teardown)), [])
-        XCTAssertEqual(driver.feed(.started(first, .sending, mediaPort: nil)), [
-            .reply(RequestID(1), .failure(ControlFailure(.busy, "A:out → B:in [\(first)]: closed by the other end (gone) while connecting"))),
-            .stop(first, .sending, reason: "closed by the other end (gone)"),
-            .notify(first, .sending, reason: "closed by the other end (gone)", to: [D.endpointB]),
-        ])
+        XCTAssertEqual(
+            driver.feed(.started(first, .sending, mediaPort: nil)),
+            [
+                .reply(
+                    RequestID(1),
+                    .failure(ControlFailure(.busy, "A:out → B:in [\(first)]: closed by the other end (gone) while connecting"))),
+                .stop(first, .sending, reason: "closed by the other end (gone)"),
+                .notify(first, .sending, reason: "closed by the other end (gone)", to: [D.endpointB]),
+            ])
         driver.feed(.stopped(first, .sending))
         XCTAssertEqual(driver.feed(.notified(first, .sending)), [.reply(teardown, .done)])
     }
@@ -345,9 +396,11 @@ final class SenderLifecycleTests: XCTestCase {
         var driver = D()
         driver.liveSender(first)
         let teardown = driver.request()
-        XCTAssertEqual(driver.feed(.teardown(TeardownNotice(connectionID: first, reason: "peer stopping"), request: teardown)), [
-            .stop(first, .sending, reason: "closed by the other end (peer stopping)")
-        ])
+        XCTAssertEqual(
+            driver.feed(.teardown(TeardownNotice(connectionID: first, reason: "peer stopping"), request: teardown)),
+            [
+                .stop(first, .sending, reason: "closed by the other end (peer stopping)")
+            ])
         XCTAssertEqual(driver.machine.liveSummaries, [])
         XCTAssertEqual(driver.feed(.stopped(first, .sending)), [.reply(teardown, .done)])
         XCTAssertTrue(driver.isEmpty)
@@ -357,9 +410,11 @@ final class SenderLifecycleTests: XCTestCase {
         var driver = D()
         driver.liveSender(first)
         let disconnect = driver.request()
-        XCTAssertEqual(driver.feed(.disconnect(DisconnectRequest(source: PortReference(peer: "a", port: "out")), request: disconnect)), [
-            .stop(first, .sending, reason: "disconnected"), .notify(first, .sending, reason: "disconnected", to: [D.endpointB]),
-        ])
+        XCTAssertEqual(
+            driver.feed(.disconnect(DisconnectRequest(source: PortReference(peer: "a", port: "out")), request: disconnect)),
+            [
+                .stop(first, .sending, reason: "disconnected"), .notify(first, .sending, reason: "disconnected", to: [D.endpointB]),
+            ])
         XCTAssertEqual(driver.feed(.notified(first, .sending)), [])
         XCTAssertEqual(driver.feed(.stopped(first, .sending)), [.reply(disconnect, .disconnected(count: 1))])
     }
@@ -368,9 +423,11 @@ final class SenderLifecycleTests: XCTestCase {
         var driver = D()
         driver.liveSender(first)
         let disconnect = driver.request()
-        XCTAssertEqual(driver.feed(.disconnect(DisconnectRequest(destination: PortReference(peer: "C", port: "in")), request: disconnect)), [
-            .reply(disconnect, .failure(ControlFailure(.notFound, "peer A has no connection to C:in")))
-        ])
+        XCTAssertEqual(
+            driver.feed(.disconnect(DisconnectRequest(destination: PortReference(peer: "C", port: "in")), request: disconnect)),
+            [
+                .reply(disconnect, .failure(ControlFailure(.notFound, "peer A has no connection to C:in")))
+            ])
     }
 
     func testByeClosesTheLeavingPeersConnections() {
@@ -384,7 +441,8 @@ final class SenderLifecycleTests: XCTestCase {
         driver.liveSender(first)
         // A second pair to the same peer.
         let request = ConnectRequest(
-            source: D.source, destination: PortReference(peer: "B", port: "in2"), destinationEndpoints: [D.endpointB], options: ConnectOptions())
+            source: D.source, destination: PortReference(peer: "B", port: "in2"), destinationEndpoints: [D.endpointB],
+            options: ConnectOptions())
         driver.feed(.connect(request, id: second, ssrc: 1, ports: D.portsNow, request: driver.request()))
         driver.feed(D.answered(second))
         driver.feed(.started(second, .sending, mediaPort: nil))
@@ -418,10 +476,12 @@ final class SenderLifecycleTests: XCTestCase {
     func testHelloFromAReturningReceiverProbesAtOnce() {
         var driver = D()
         driver.liveSender(first)
-        XCTAssertEqual(driver.feed(.hello(D.presenceB, from: D.endpointB)), [
-            .report(.peerFound(KnownPeer(name: "B", id: D.peerB, endpoints: [D.endpointB]), saidHello: true)),
-            .probe(to: [D.endpointB], within: .seconds(1)),
-        ])
+        XCTAssertEqual(
+            driver.feed(.hello(D.presenceB, from: D.endpointB)),
+            [
+                .report(.peerFound(KnownPeer(name: "B", id: D.peerB, endpoints: [D.endpointB]), saidHello: true)),
+                .probe(to: [D.endpointB], within: .seconds(1)),
+            ])
     }
 
     func testWithCompatibleTimeoutsNothingProbes() {
@@ -437,9 +497,12 @@ final class SenderLifecycleTests: XCTestCase {
         var driver = D()
         driver.liveSender(first)
         let shutdown = driver.request()
-        XCTAssertEqual(driver.feed(.shutdown(request: shutdown)), [
-            .stop(first, .sending, reason: "closed: peer stopping"), .notify(first, .sending, reason: "peer stopping", to: [D.endpointB]),
-        ])
+        XCTAssertEqual(
+            driver.feed(.shutdown(request: shutdown)),
+            [
+                .stop(first, .sending, reason: "closed: peer stopping"),
+                .notify(first, .sending, reason: "peer stopping", to: [D.endpointB]),
+            ])
         XCTAssertEqual(driver.feed(driver.connect(second)), [.reply(RequestID(3), .failure(ControlFailure(.busy, "peer A is stopping")))])
         driver.feed(.stopped(first, .sending))
         XCTAssertEqual(driver.feed(.notified(first, .sending)), [.reply(shutdown, .done)])

@@ -54,7 +54,8 @@ final class SenderNegotiationTests: XCTestCase {
 
     func testAnAnswerInsideTheOfferIsAccepted() {
         XCTAssertEqual(try Negotiation.acceptAnswer(answer(format()), to: offer(), port: port).get(), format())
-        XCTAssertEqual(try Negotiation.acceptAnswer(answer(format(rate: 44_100, channels: 1, sampleFormat: .l16)), to: offer(), port: port).get(),
+        XCTAssertEqual(
+            try Negotiation.acceptAnswer(answer(format(rate: 44_100, channels: 1, sampleFormat: .l16)), to: offer(), port: port).get(),
             format(rate: 44_100, channels: 1, sampleFormat: .l16))
         let opus = format(sampleFormat: .opus, opus: .lan)
         XCTAssertEqual(try Negotiation.acceptAnswer(answer(opus), to: offer(), port: port).get(), opus)
@@ -73,12 +74,14 @@ final class SenderNegotiationTests: XCTestCase {
 
     func testAnAnswerInAFormatThePortCannotSendIsRefused() {
         let l16Only = PortDescriptor(name: "out", title: "", kind: .sender, channels: 2, sampleRates: [48_000], sampleFormats: [.l16])
-        XCTAssertEqual(refusal(Negotiation.acceptAnswer(answer(format(sampleFormat: .l24)), to: offer(), port: l16Only))?.code, .noCommonFormat)
+        XCTAssertEqual(
+            refusal(Negotiation.acceptAnswer(answer(format(sampleFormat: .l24)), to: offer(), port: l16Only))?.code, .noCommonFormat)
         // Opus only at 48 kHz with 1 or 2 channels.
         let opus441 = format(rate: 44_100, sampleFormat: .opus, opus: .lan)
         XCTAssertNotNil(refusal(Negotiation.acceptAnswer(answer(opus441), to: offer(), port: port)))
         let wide = PortDescriptor(name: "out", title: "", kind: .sender, channels: 4, sampleRates: [48_000], sampleFormats: [.opus])
-        XCTAssertNotNil(refusal(Negotiation.acceptAnswer(answer(format(channels: 3, sampleFormat: .opus, opus: .lan)), to: offer(), port: wide)))
+        XCTAssertNotNil(
+            refusal(Negotiation.acceptAnswer(answer(format(channels: 3, sampleFormat: .opus, opus: .lan)), to: offer(), port: wide)))
     }
 
     func testARateThePortOffersNowIsAccepted() {
@@ -97,7 +100,8 @@ final class SenderNegotiationTests: XCTestCase {
         XCTAssertEqual(
             Negotiation.senderRate(44_100, source: source, port: port, currentRates: [48_000], runningFor: user),
             NegotiationRefusal(
-                .noCommonFormat, "stage:out is running at 48000 Hz for foh:in [00000000000000aa]; connect at 48000 Hz, or disconnect that first"))
+                .noCommonFormat,
+                "stage:out is running at 48000 Hz for foh:in [00000000000000aa]; connect at 48000 Hz, or disconnect that first"))
         XCTAssertEqual(
             Negotiation.senderRate(44_100, source: source, port: port, currentRates: [48_000], runningFor: nil)?.message,
             "stage:out is running at 48000 Hz (its JACK server's rate); connect at 48000 Hz, or disconnect that first")

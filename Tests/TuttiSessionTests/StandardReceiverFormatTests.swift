@@ -8,7 +8,9 @@ final class StandardReceiverFormatTests: XCTestCase {
     private let source = PortReference(peer: "stage", port: "out")
     private let destination = RTPDestination(address: .ipv4(0x7F00_0001), port: 5_004)
 
-    private func port(channels: Int = 2, rates: [Int] = [48_000, 44_100, 96_000], formats: [SampleFormat] = [.l24, .l16, .opus]) -> PortDescriptor {
+    private func port(channels: Int = 2, rates: [Int] = [48_000, 44_100, 96_000], formats: [SampleFormat] = [.l24, .l16, .opus])
+        -> PortDescriptor
+    {
         PortDescriptor(name: "out", title: "Tone", kind: .sender, channels: channels, sampleRates: rates, sampleFormats: formats)
     }
 
@@ -30,7 +32,8 @@ final class StandardReceiverFormatTests: XCTestCase {
 
     func testDefaultsAreL16At48kHzWithThePortsChannels() throws {
         let format = try choose(port(channels: 2, rates: [44_100, 48_000])).get()
-        XCTAssertEqual(format, StreamFormat(sampleRate: 48_000, channels: 2, sampleFormat: .l16, packetFrames: 64, targetLatencyFrames: 192))
+        XCTAssertEqual(
+            format, StreamFormat(sampleRate: 48_000, channels: 2, sampleFormat: .l16, packetFrames: 64, targetLatencyFrames: 192))
         let cdOnly = try choose(port(channels: 6, rates: [44_100, 22_050])).get()
         XCTAssertEqual(cdOnly.sampleRate, 44_100, "the port's first rate when it cannot run at 48 kHz")
         XCTAssertEqual(cdOnly.channels, 6)
@@ -38,13 +41,17 @@ final class StandardReceiverFormatTests: XCTestCase {
     }
 
     func testOptionsAreHonoured() throws {
-        let format = try choose(port(), options: ConnectOptions(sampleRate: 44_100, channels: 1, sampleFormat: .l24, packetFrames: 48)).get()
-        XCTAssertEqual(format, StreamFormat(sampleRate: 44_100, channels: 1, sampleFormat: .l24, packetFrames: 48, targetLatencyFrames: 176))
+        let format = try choose(port(), options: ConnectOptions(sampleRate: 44_100, channels: 1, sampleFormat: .l24, packetFrames: 48))
+            .get()
+        XCTAssertEqual(
+            format, StreamFormat(sampleRate: 44_100, channels: 1, sampleFormat: .l24, packetFrames: 48, targetLatencyFrames: 176))
     }
 
     func testOpusIs48kHzAndAtMostStereo() throws {
-        let settings = OpusSettings(frameDuration: .twentyMilliseconds, bitrate: 64_000, inBandFEC: true, expectedPacketLossPercent: 5, application: .audio)
-        let format = try choose(port(channels: 4, rates: [44_100, 48_000]), options: ConnectOptions(sampleFormat: .opus, opus: settings)).get()
+        let settings = OpusSettings(
+            frameDuration: .twentyMilliseconds, bitrate: 64_000, inBandFEC: true, expectedPacketLossPercent: 5, application: .audio)
+        let format = try choose(port(channels: 4, rates: [44_100, 48_000]), options: ConnectOptions(sampleFormat: .opus, opus: settings))
+            .get()
         XCTAssertEqual(format.sampleRate, 48_000)
         XCTAssertEqual(format.channels, 2, "a 4-channel port sends its first two")
         XCTAssertEqual(format.packetFrames, 960)
@@ -69,7 +76,8 @@ final class StandardReceiverFormatTests: XCTestCase {
         XCTAssertEqual(
             refusal(choose(port(), currentRates: [44_100], options: ConnectOptions(sampleRate: 48_000))),
             "stage:out cannot send at 48000 Hz (it offers 44100 Hz)")
-        XCTAssertEqual(refusal(choose(port(channels: 2), options: ConnectOptions(channels: 3))), "cannot stream 3 channels: stage:out has 2")
+        XCTAssertEqual(
+            refusal(choose(port(channels: 2), options: ConnectOptions(channels: 3))), "cannot stream 3 channels: stage:out has 2")
         XCTAssertEqual(
             refusal(choose(port(channels: 8), options: ConnectOptions(packetFrames: 256))),
             "packets of 256 frames × 8 channels of L16 exceed 1400 bytes; use at most 87 frames")
@@ -82,7 +90,8 @@ final class StandardReceiverFormatTests: XCTestCase {
         ] {
             XCTAssertEqual(
                 refusal(choose(port(), options: options)),
-                "--latency and --sync set a Tutti receiver's buffer; rtp://127.0.0.1:5004 is a standard RTP receiver with its own, so leave them out")
+                "--latency and --sync set a Tutti receiver's buffer; rtp://127.0.0.1:5004 is a standard RTP receiver with its own, so leave them out"
+            )
         }
     }
 }

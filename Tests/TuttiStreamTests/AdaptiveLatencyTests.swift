@@ -15,7 +15,9 @@ final class AdaptiveLatencyTests: XCTestCase {
         XCTAssertEqual(controller.recommendedTargetFrames(), 128)
         // Uniform lateness 0–240 frames (0–5 ms): the 99th percentile is about 238 frames.
         var generator = SeededGenerator(seed: 3)
-        for _ in 0..<controller.windowPackets { controller.observe(transitFrames: 5_000 + Double(Int.random(in: 0...240, using: &generator))) }
+        for _ in 0..<controller.windowPackets {
+            controller.observe(transitFrames: 5_000 + Double(Int.random(in: 0...240, using: &generator)))
+        }
         let percentile = controller.latenessPercentileFrames()
         XCTAssertEqual(percentile, 238, accuracy: 3)
         XCTAssertEqual(controller.recommendedTargetFrames(), Int(percentile.rounded(.up)) + 88)
@@ -64,7 +66,8 @@ final class AdaptiveLatencyTests: XCTestCase {
             let concealedBefore = buffer.statistics.concealedFrames
             while next < arrivals.count, arrivals[next].frame <= now {
                 let index = arrivals[next].index
-                insertTonePacket(&buffer, index: index, arrivalFrame: arrivals[next].frame, tone: tone, payload: &payload, samples: &samples)
+                insertTonePacket(
+                    &buffer, index: index, arrivalFrame: arrivals[next].frame, tone: tone, payload: &payload, samples: &samples)
                 next += 1
             }
             buffer.read(into: output, frames: 64, now: HostTime(frames: now, sampleRate: 48_000), captureClockNow: .min)
@@ -89,20 +92,23 @@ final class AdaptiveLatencyTests: XCTestCase {
         XCTAssertTrue(lateAt.allSatisfy { $0 < change + 2 * readsPerSecond || $0 >= calm }, "late packets once settled: \(lateAt)")
         // Back to calm: within 2 s (the 1 s window forgets the jitter, then a few steps) the target is low again.
         let lowered = targets[(calm + 2 * readsPerSecond)..<(calm + 6 * readsPerSecond)]
-        XCTAssertLessThanOrEqual(lowered.max()!, max(260, targets[change - 1]), "target 2 s after the jitter fell: \(lowered.max()!) frames")
+        XCTAssertLessThanOrEqual(
+            lowered.max()!, max(260, targets[change - 1]), "target 2 s after the jitter fell: \(lowered.max()!) frames")
         XCTAssertGreaterThanOrEqual(statistics.latencyChanges, 2)
         XCTAssertGreaterThan(statistics.stretchedFrames, 0)
         XCTAssertGreaterThan(statistics.skippedFrames, 0)
 
         // Concealment only while the buffer catches up with the new jitter.
         let concealedInStream = concealedAt.filter { $0 < packets }  // after the last packet: the stream's end
-        XCTAssertTrue(concealedInStream.allSatisfy { $0 >= change && $0 < change + 2 * readsPerSecond }, "concealed at reads \(concealedInStream)")
+        XCTAssertTrue(
+            concealedInStream.allSatisfy { $0 >= change && $0 < change + 2 * readsPerSecond }, "concealed at reads \(concealedInStream)")
         // No click outside counted concealment (and the crossfade out of it, one read): every latency
         // change, up by repetition and down by skips, is seamless.
         let concealedReads = Set(concealedAt.flatMap { [$0, $0 + 1] })
         let firstAudio = played.firstIndex { $0 != 0 }! + 64
         var worst: Float = 0
-        for index in (firstAudio + 1)..<(packets * 64 - 64) where !concealedReads.contains(index / 64) && !concealedReads.contains((index - 1) / 64) {
+        for index in (firstAudio + 1)..<(packets * 64 - 64)
+        where !concealedReads.contains(index / 64) && !concealedReads.contains((index - 1) / 64) {
             worst = max(worst, abs(played[index] - played[index - 1]))
         }
         print("adaptive: largest step \(worst) against the tone's \(toneMaxStep); \(statistics)")
@@ -142,7 +148,8 @@ final class AdaptiveLatencyTests: XCTestCase {
                 let now = Int64(read * 64)
                 while next < arrivals.count, arrivals[next].frame <= now {
                     let index = arrivals[next].index
-                    insertTonePacket(&buffer, index: index, arrivalFrame: arrivals[next].frame, tone: tone, payload: &payload, samples: &samples)
+                    insertTonePacket(
+                        &buffer, index: index, arrivalFrame: arrivals[next].frame, tone: tone, payload: &payload, samples: &samples)
                     next += 1
                 }
                 buffer.read(into: output, frames: 64, now: HostTime(frames: now, sampleRate: 48_000), captureClockNow: .min)
@@ -160,7 +167,9 @@ final class AdaptiveLatencyTests: XCTestCase {
             // against the fastest packets, and less than an audio period (48 frames) above that.
             let aligned = LatencyPolicy.alignedLatency(
                 targetFrames: 64 + 24, packetFrames: 64, readFrames: 64, phaseFrames: (64 - (48 + offset) % 64) % 64)
-            XCTAssertTrue((aligned - 1...aligned + 47).contains(settled), "\(label): 1.5 s after the jitter, \(settled) frames; aligned target \(aligned)")
+            XCTAssertTrue(
+                (aligned - 1...aligned + 47).contains(settled),
+                "\(label): 1.5 s after the jitter, \(settled) frames; aligned target \(aligned)")
             XCTAssertTrue((aligned - 1...aligned + 47).contains(final), "\(label): at the end, \(final) frames; aligned target \(aligned)")
             // Once raised (the first packets came late while the target rose to the jitter), no packet late.
             XCTAssertEqual(buffer.statistics.late + buffer.statistics.lost, missingAfterRaising, label)

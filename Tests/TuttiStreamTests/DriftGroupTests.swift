@@ -47,7 +47,8 @@ final class DriftGroupTests: XCTestCase {
                 guard let receiver = stream.receiver else { continue }
                 while stream.next < stream.packets.count, stream.arrivals[stream.next] <= frame {
                     stream.packets[stream.next].bytes.withUnsafeBytes { raw in
-                        _ = receiver.accept(datagram: raw, arrival: HostTime(frames: stream.arrivals[stream.next], sampleRate: format.sampleRate))
+                        _ = receiver.accept(
+                            datagram: raw, arrival: HostTime(frames: stream.arrivals[stream.next], sampleRate: format.sampleRate))
                     }
                     stream.next += 1
                 }
@@ -100,7 +101,9 @@ final class DriftGroupTests: XCTestCase {
     func testWhenTheLeaderGoesTheFollowerLeadsOnWithoutADropout() throws {
         let group = DriftGroup()
         let sent = packets(seconds: 40)
-        let streams = [Stream(packets: sent, driftPPM: -250, receiver: receiver()), Stream(packets: sent, driftPPM: -250, receiver: receiver())]
+        let streams = [
+            Stream(packets: sent, driftPPM: -250, receiver: receiver()), Stream(packets: sent, driftPPM: -250, receiver: receiver()),
+        ]
         for stream in streams { stream.receiver!.joinDriftGroup(group) }
         var departed = false
         play(streams, seconds: 40) { frame in

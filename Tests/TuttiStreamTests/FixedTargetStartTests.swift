@@ -27,7 +27,9 @@ final class FixedTargetStartTests: XCTestCase {
         let packets = makePackets(format: format, packetCount: packetCount, senderPeriod: 64)
         var generator = SeededGenerator(seed: seed)
         var queue = packets.map { packet in
-            let extra = packet.index < 10 && firstDelay > 0 ? firstDelay
+            let extra =
+                packet.index < 10 && firstDelay > 0
+                ? firstDelay
                 : packet.index == 0 ? 0 : Int64.random(in: 0...maxExtraDelay, using: &generator)
             return Arrival(index: packet.index, bytes: packet.bytes, arrivalFrame: packet.sendFrame + extra)
         }

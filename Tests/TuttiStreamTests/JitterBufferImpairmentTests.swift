@@ -95,7 +95,8 @@ final class JitterBufferImpairmentTests: XCTestCase {
             schedule[index].arrivalFrame += 600
         }
         let run = play(schedule, packets: 79, start: packets[0].sendFrame, buffer: &buffer)
-        assertPlayout(run.output[...], format: format, fadeFrames: buffer.fadeFrames, leadIn: Fixture.leadIn, endPacket: 79, missing: delayed)
+        assertPlayout(
+            run.output[...], format: format, fadeFrames: buffer.fadeFrames, leadIn: Fixture.leadIn, endPacket: 79, missing: delayed)
         XCTAssertEqual(run.results.filter { delayed.contains($0.index) }.map(\.result), [.late, .late])
         XCTAssertEqual(run.final.late, 2)
         // Every concealed packet is counted once: these as late, not as lost.
@@ -141,7 +142,8 @@ final class JitterBufferImpairmentTests: XCTestCase {
         }
         XCTAssertEqual(lowestGain, 16.0 / 48.0, accuracy: 1e-5)
         var mismatches = 0
-        for frame in (20 * 64 + 16)..<(39 * 64) where run.output[(Fixture.leadIn + frame) * 2] != CounterSignal.value(frame: frame, channel: 0, channels: 2) {
+        for frame in (20 * 64 + 16)..<(39 * 64)
+        where run.output[(Fixture.leadIn + frame) * 2] != CounterSignal.value(frame: frame, channel: 0, channels: 2) {
             mismatches += 1
         }
         XCTAssertEqual(mismatches, 0)

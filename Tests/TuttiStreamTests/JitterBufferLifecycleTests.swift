@@ -139,7 +139,8 @@ final class JitterBufferLifecycleTests: XCTestCase {
         var schedule = arrivals(packets)
         // Packet 25 is cut short in transit (one byte of payload missing).
         schedule[25].bytes.removeLast()
-        let run = runPlayout(&buffer, arrivals: schedule, period: Fixture.period, endFrame: packets[0].sendFrame + Fixture.playoutFrames(packets: 61))
+        let run = runPlayout(
+            &buffer, arrivals: schedule, period: Fixture.period, endFrame: packets[0].sendFrame + Fixture.playoutFrames(packets: 61))
         XCTAssertEqual(run.results.first { $0.index == 25 }?.result, .invalid)
         XCTAssertEqual(run.final.invalid, 1)
         XCTAssertEqual(run.final.lost, 1)

@@ -19,9 +19,10 @@ final class JitterBufferLossyNetworkTests: XCTestCase {
 
     private func runLossyStream(seed: UInt64, packetCount: Int, file: StaticString = #filePath, line: UInt = #line) {
         let packets = makePackets(format: format, packetCount: packetCount, initialSequenceNumber: 0xFF00, senderPeriod: 40)
-        var network = LossyNetwork(.init(
-            baseDelay: .milliseconds(2), jitter: .milliseconds(4), lossProbability: 0.02, duplicationProbability: 0.01,
-            reorderProbability: 0.05, reorderDelay: .milliseconds(3), cleanPrefix: 1, seed: seed))
+        var network = LossyNetwork(
+            .init(
+                baseDelay: .milliseconds(2), jitter: .milliseconds(4), lossProbability: 0.02, duplicationProbability: 0.01,
+                reorderProbability: 0.05, reorderDelay: .milliseconds(3), cleanPrefix: 1, seed: seed))
         for packet in packets {
             network.send(packet.bytes, at: HostTime(frames: packet.sendFrame, sampleRate: 48_000))
         }
@@ -80,9 +81,10 @@ final class JitterBufferLossyNetworkTests: XCTestCase {
 
     func testNetworkIsDeterministicForASeed() {
         func record(seed: UInt64) -> [String] {
-            var network = LossyNetwork(.init(
-                jitter: .milliseconds(3), lossProbability: 0.1, duplicationProbability: 0.1, reorderProbability: 0.1,
-                reorderDelay: .milliseconds(2), seed: seed))
+            var network = LossyNetwork(
+                .init(
+                    jitter: .milliseconds(3), lossProbability: 0.1, duplicationProbability: 0.1, reorderProbability: 0.1,
+                    reorderDelay: .milliseconds(2), seed: seed))
             for index in 0..<500 { network.send([UInt8(index & 0xFF)], at: HostTime(nanoseconds: Int64(index) * 1_333_333)) }
             return network.deliver(upTo: HostTime(nanoseconds: .max)).map { "\($0.index)@\($0.arrival.nanoseconds)" }
         }
@@ -91,9 +93,10 @@ final class JitterBufferLossyNetworkTests: XCTestCase {
     }
 
     func testNetworkDeliversInArrivalOrderAndRecordsWhatItDid() {
-        var network = LossyNetwork(.init(
-            baseDelay: .milliseconds(1), jitter: .milliseconds(5), lossProbability: 0.1, duplicationProbability: 0.1,
-            reorderProbability: 0.1, reorderDelay: .milliseconds(4), cleanPrefix: 10, seed: 4))
+        var network = LossyNetwork(
+            .init(
+                baseDelay: .milliseconds(1), jitter: .milliseconds(5), lossProbability: 0.1, duplicationProbability: 0.1,
+                reorderProbability: 0.1, reorderDelay: .milliseconds(4), cleanPrefix: 10, seed: 4))
         for index in 0..<2_000 { network.send([0], at: HostTime(nanoseconds: Int64(index) * 1_000_000)) }
         XCTAssertEqual(network.sentCount, 2_000)
         // Deliver in two installments: nothing arrives twice, nothing early.

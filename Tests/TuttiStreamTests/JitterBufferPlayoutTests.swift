@@ -21,7 +21,9 @@ final class JitterBufferPlayoutTests: XCTestCase {
     func testReadsBeforeTheFirstPacketAreSilentAndIdle() {
         var buffer = JitterBuffer(format: format)
         var output = [Float](repeating: 1, count: 96)
-        _ = output.withUnsafeMutableBufferPointer { buffer.read(into: $0, frames: 48, now: HostTime(nanoseconds: 5_000_000_000), captureClockNow: 0) }
+        _ = output.withUnsafeMutableBufferPointer {
+            buffer.read(into: $0, frames: 48, now: HostTime(nanoseconds: 5_000_000_000), captureClockNow: 0)
+        }
         XCTAssertEqual(output, [Float](repeating: 0, count: 96))
         XCTAssertEqual(buffer.state, .idle)
         XCTAssertEqual(buffer.statistics.concealedFrames, 0)
@@ -108,7 +110,9 @@ final class JitterBufferPlayoutTests: XCTestCase {
     func testSequenceNumberWrapPlaysContinuously() {
         var buffer = JitterBuffer(format: format)
         let packets = makePackets(format: format, packetCount: 100, initialSequenceNumber: 0xFFF0)
-        let run = runPlayout(&buffer, arrivals: arrivals(packets), period: Fixture.period, endFrame: packets[0].sendFrame + Fixture.playoutFrames(packets: 100))
+        let run = runPlayout(
+            &buffer, arrivals: arrivals(packets), period: Fixture.period,
+            endFrame: packets[0].sendFrame + Fixture.playoutFrames(packets: 100))
         assertPlayout(run.output[...], format: format, fadeFrames: buffer.fadeFrames, leadIn: Fixture.leadIn, endPacket: 100)
         XCTAssertEqual(run.final.received, 100)
         XCTAssertEqual(run.final.lost, 0)
@@ -124,7 +128,8 @@ final class JitterBufferPlayoutTests: XCTestCase {
         schedule.swapAt(15, 16)
         schedule[15].arrivalFrame = packets[16].sendFrame
         schedule[16].arrivalFrame = packets[16].sendFrame
-        let run = runPlayout(&buffer, arrivals: schedule, period: Fixture.period, endFrame: packets[0].sendFrame + Fixture.playoutFrames(packets: 61))
+        let run = runPlayout(
+            &buffer, arrivals: schedule, period: Fixture.period, endFrame: packets[0].sendFrame + Fixture.playoutFrames(packets: 61))
         assertPlayout(run.output[...], format: format, fadeFrames: buffer.fadeFrames, leadIn: Fixture.leadIn, endPacket: 61, missing: [18])
         XCTAssertEqual(run.results.first { $0.index == 15 }?.result, .acceptedReordered)
         XCTAssertEqual(run.final.reordered, 1)
@@ -135,7 +140,9 @@ final class JitterBufferPlayoutTests: XCTestCase {
     func testTimestampWrapPlaysContinuously() {
         var buffer = JitterBuffer(format: format)
         let packets = makePackets(format: format, packetCount: 100, initialTimestamp: 0xFFFF_FF00)
-        let run = runPlayout(&buffer, arrivals: arrivals(packets), period: Fixture.period, endFrame: packets[0].sendFrame + Fixture.playoutFrames(packets: 100))
+        let run = runPlayout(
+            &buffer, arrivals: arrivals(packets), period: Fixture.period,
+            endFrame: packets[0].sendFrame + Fixture.playoutFrames(packets: 100))
         assertPlayout(run.output[...], format: format, fadeFrames: buffer.fadeFrames, leadIn: Fixture.leadIn, endPacket: 100)
         XCTAssertEqual(run.final.received, 100)
         XCTAssertEqual(run.final.lost, 0)

@@ -20,7 +20,8 @@ final class JitterBufferSynchronizedPlayoutTests: XCTestCase {
     /// Streams a ramp (sample value = frame index / 2^23) captured from time 0, delivered `delay` ns after
     /// capture, read every `period` frames starting at `readPhase` ns; returns (read time, first frame played)
     /// for every read that played audio.
-    private func play(delay: Int64, readPhase: Int64, period: Int = 48, seconds: Int = 2) -> [(time: Int64, frame: Int64, captured: Int64)] {
+    private func play(delay: Int64, readPhase: Int64, period: Int = 48, seconds: Int = 2) -> [(time: Int64, frame: Int64, captured: Int64)]
+    {
         var buffer = JitterBuffer(format: format)
         var packetizer = Packetizer(
             format: format, payloadType: 96, ssrc: 1, initialSequenceNumber: 65_000, initialTimestamp: 4_294_960_000)

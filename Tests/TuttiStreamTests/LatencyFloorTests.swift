@@ -194,8 +194,9 @@ final class LatencyFloorTests: XCTestCase {
         var streams: [Stream] = []
         for index in 0..<12 {
             let target = [128, 140, 160, 240][index % 4]
-            streams.append(Stream(
-                format: format(target: target), delay: 30 + Int64(index) * 11, bursts: true, straggler: 100))
+            streams.append(
+                Stream(
+                    format: format(target: target), delay: 30 + Int64(index) * 11, bursts: true, straggler: 100))
         }
         let packetCount = 3_000
         let results = runOnOneClock(streams, packetCount: packetCount)

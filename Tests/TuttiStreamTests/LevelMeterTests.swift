@@ -46,7 +46,9 @@ final class LevelMeterTests: XCTestCase {
         }
         // The tone source's default amplitude, 0.5, is −6.02 dBFS (what `tutti peer --sender out=tone` sends).
         var meter = LevelMeter(windowFrames: 24_000)
-        let reading = try XCTUnwrap(readings(&meter, sine(amplitude: 0.5, frequency: 1_000, rate: 48_000, frames: 24_000, channels: 2), channels: 2, periods: [128]).last)
+        let reading = try XCTUnwrap(
+            readings(&meter, sine(amplitude: 0.5, frequency: 1_000, rate: 48_000, frames: 24_000, channels: 2), channels: 2, periods: [128])
+                .last)
         XCTAssertEqual(try XCTUnwrap(reading.peakDBFS), 20 * log10(0.5), accuracy: 0.001)
         XCTAssertEqual(try XCTUnwrap(reading.rmsDBFS), 20 * log10(0.5 / 2.0.squareRoot()), accuracy: 0.001)
     }

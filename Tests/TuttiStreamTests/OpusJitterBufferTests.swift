@@ -49,14 +49,16 @@ final class OpusJitterBufferTests: XCTestCase {
                     XCTAssertNotEqual(result, .invalid, "packet \(index)")
                 }
             }
-            buffer.read(into: output, frames: frames, now: HostTime(frames: Int64(index * frames), sampleRate: 48_000), captureClockNow: .min)
+            buffer.read(
+                into: output, frames: frames, now: HostTime(frames: Int64(index * frames), sampleRate: 48_000), captureClockNow: .min)
             for frame in 0..<frames { left.append(output[2 * frame]) }
         }
         return (buffer.statistics, left)
     }
 
     func testALostPacketIsRecoveredFromTheNextPacketsFEC() throws {
-        let settings = OpusSettings(frameDuration: .tenMilliseconds, bitrate: 64_000, inBandFEC: true, expectedPacketLossPercent: 20, application: .audio)
+        let settings = OpusSettings(
+            frameDuration: .tenMilliseconds, bitrate: 64_000, inBandFEC: true, expectedPacketLossPercent: 20, application: .audio)
         let (statistics, left) = try play(settings: settings, packets: 100, dropped: [50])
         XCTAssertEqual(statistics.lost, 1)
         XCTAssertEqual(statistics.fecRecoveredFrames, 480)

@@ -8,7 +8,8 @@ import XCTest
 /// period) with packets dropped; gaps are filled from the audio before them, without clicks, counted,
 /// and long gaps fade to silence.
 final class PacketLossConcealmentTests: XCTestCase {
-    private static let format = StreamFormat(sampleRate: 48_000, channels: 2, sampleFormat: .l24, packetFrames: 64, targetLatencyFrames: 128)
+    private static let format = StreamFormat(
+        sampleRate: 48_000, channels: 2, sampleFormat: .l24, packetFrames: 64, targetLatencyFrames: 128)
     private static let frequency = 997.0
     private static let amplitude: Float = 0.5
 

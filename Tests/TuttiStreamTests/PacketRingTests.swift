@@ -74,10 +74,11 @@ final class PacketRingTests: XCTestCase {
         XCTAssertTrue(ring.pop { _, bytes in XCTAssertEqual(Array(bytes), exact) })
         // An empty payload is allowed.
         XCTAssertTrue([UInt8]().withUnsafeBytes { ring.push(Self.entry(2), payload: $0) })
-        XCTAssertTrue(ring.pop { entry, bytes in
-            XCTAssertEqual(entry.payloadCount, 0)
-            XCTAssertEqual(bytes.count, 0)
-        })
+        XCTAssertTrue(
+            ring.pop { entry, bytes in
+                XCTAssertEqual(entry.payloadCount, 0)
+                XCTAssertEqual(bytes.count, 0)
+            })
     }
 
     func testWrapAroundOverManyCycles() {

@@ -39,7 +39,8 @@ final class PacketizerTests: XCTestCase {
                     var decoded = [Float](repeating: .nan, count: format.samplesPerPacket)
                     XCTAssertEqual(view.payloadCount, format.payloadBytes)
                     decoded.withUnsafeMutableBufferPointer {
-                        PCMCodec.decode(UnsafeRawBufferPointer(rebasing: datagram[view.payloadOffset...]), as: format.sampleFormat, into: $0)
+                        PCMCodec.decode(
+                            UnsafeRawBufferPointer(rebasing: datagram[view.payloadOffset...]), as: format.sampleFormat, into: $0)
                     }
                     packets.append(Captured(view: view, bytes: Array(datagram), samples: decoded))
                 }

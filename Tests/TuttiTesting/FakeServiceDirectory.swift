@@ -23,7 +23,7 @@ public final class FakeServiceDirectory: Sendable {
     public init() {}
 
     /// The discovery factory of a member whose services resolve to `host`.
-    public func discovery(host: String) -> ServiceDiscoveryFactory {
+    package func discovery(host: String) -> ServiceDiscoveryFactory {
         { _, onEvent throws(DiscoveryError) in
             let member = Member(directory: self, host: host, onEvent: onEvent)
             onEvent(.daemonAvailable)

@@ -33,7 +33,9 @@ final class AddressParsingTests: XCTestCase {
     }
 
     func testEndpointDescriptionParsesBack() {
-        for endpoint in [ControlEndpoint(host: "::1", port: 9), ControlEndpoint(host: "192.0.2.1", port: 7_400), ControlEndpoint(host: "x", port: 1)] {
+        for endpoint in [
+            ControlEndpoint(host: "::1", port: 9), ControlEndpoint(host: "192.0.2.1", port: 7_400), ControlEndpoint(host: "x", port: 1),
+        ] {
             XCTAssertEqual(ControlEndpoint(parsing: endpoint.description), endpoint)
         }
     }

@@ -6,7 +6,8 @@ import XCTest
 final class ControlCodecRoundTripTests: XCTestCase {
     func testEveryRequestTypeRoundTrips() throws {
         let requests = ControlFixtures.requests
-        XCTAssertEqual(Set(requests.map(\.typeName)), ["describe", "statistics", "connect", "offer", "disconnect", "teardown", "hello", "bye"])
+        XCTAssertEqual(
+            Set(requests.map(\.typeName)), ["describe", "statistics", "connect", "offer", "disconnect", "teardown", "hello", "bye"])
         for (index, request) in requests.enumerated() {
             let envelope = ControlEnvelope(id: UInt32(index * 1_000_003), message: request)
             let frame = encodedRequest(envelope)
@@ -40,10 +41,11 @@ final class ControlCodecRoundTripTests: XCTestCase {
     }
 
     func testNonFiniteNumbersAreRefusedAtEncodingNotCrashed() {
-        let request = ControlRequest.connect(ConnectRequest(
-            source: PortReference(peer: "a", port: "out"), destination: PortReference(peer: "b", port: "in"),
-            destinationEndpoints: [ControlEndpoint(host: "::1", port: 7400)],
-            options: ConnectOptions(latencyMilliseconds: .nan)))
+        let request = ControlRequest.connect(
+            ConnectRequest(
+                source: PortReference(peer: "a", port: "out"), destination: PortReference(peer: "b", port: "in"),
+                destinationEndpoints: [ControlEndpoint(host: "::1", port: 7400)],
+                options: ConnectOptions(latencyMilliseconds: .nan)))
         XCTAssertThrowsError(try ControlCodec.encodeRequest(ControlEnvelope(id: 1, message: request))) { error in
             XCTAssertEqual((error as? ControlFailure)?.code, .invalidOption)
         }
@@ -80,15 +82,19 @@ final class ControlCodecRoundTripTests: XCTestCase {
         let ports = (0..<250).map {
             PortDescriptor(name: "port\($0)", title: String(repeating: "t", count: 250), kind: .sender, channels: 2, sampleRates: [48_000])
         }
-        let message = ControlResponse.description(PeerDescription(
-            id: ControlFixtures.peerID, name: "big", host: "big.local", protocolVersion: 1, ports: ports, connections: [],
-            knownPeers: []))
+        let message = ControlResponse.description(
+            PeerDescription(
+                id: ControlFixtures.peerID, name: "big", host: "big.local", protocolVersion: 1, ports: ports, connections: [],
+                knownPeers: []))
         let frame = ControlCodec.encodeResponse(ControlEnvelope(id: 9, message: message))
         XCTAssertGreaterThan(frame.count, 65_536)
         let expectedLength = frame.count - 4
         XCTAssertEqual(
             Array(frame.prefix(4)),
-            [UInt8(expectedLength >> 24), UInt8(expectedLength >> 16 & 0xFF), UInt8(expectedLength >> 8 & 0xFF), UInt8(expectedLength & 0xFF)])
+            [
+                UInt8(expectedLength >> 24), UInt8(expectedLength >> 16 & 0xFF), UInt8(expectedLength >> 8 & 0xFF),
+                UInt8(expectedLength & 0xFF),
+            ])
         XCTAssertEqual(try ControlCodec.frameLength(prefix: frame), expectedLength)
         XCTAssertEqual(try ControlCodec.decodeResponse(body(of: frame)).message, message)
     }

@@ -94,8 +94,9 @@ enum ControlFixtures {
         receivingSummary.state = .buffering
         return [
             .description(description),
-            .description(PeerDescription(
-                id: peerID, name: "empty", host: "h", protocolVersion: 1, ports: [], connections: [], knownPeers: [])),
+            .description(
+                PeerDescription(
+                    id: peerID, name: "empty", host: "h", protocolVersion: 1, ports: [], connections: [], knownPeers: [])),
             .connected(summary),
             .connected(receivingSummary),
             .connected(rtpSummary),

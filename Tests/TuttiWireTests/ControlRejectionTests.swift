@@ -95,8 +95,10 @@ final class ControlRejectionTests: XCTestCase {
     func testOversizeFrameIsRejectedBeforeParsing() {
         let limit = ControlProtocol.maxFrameBytes
         let tooLarge = [UInt8](repeating: 0x20, count: limit + 1)
-        XCTAssertEqual(Result { () throws(ControlDecodingError) in try ControlCodec.decodeRequest(tooLarge) }.failure, .frameTooLarge(limit + 1))
-        XCTAssertEqual(Result { () throws(ControlDecodingError) in try ControlCodec.decodeResponse(tooLarge) }.failure, .frameTooLarge(limit + 1))
+        XCTAssertEqual(
+            Result { () throws(ControlDecodingError) in try ControlCodec.decodeRequest(tooLarge) }.failure, .frameTooLarge(limit + 1))
+        XCTAssertEqual(
+            Result { () throws(ControlDecodingError) in try ControlCodec.decodeResponse(tooLarge) }.failure, .frameTooLarge(limit + 1))
         // Exactly the limit is parsed (and here fails as JSON, not as size).
         let atLimit = Array(#"{"v":1,"id":1,"type":"describe"}"#.utf8) + [UInt8](repeating: 0x20, count: limit - 32)
         XCTAssertEqual(atLimit.count, limit)
@@ -153,7 +155,9 @@ final class ControlRejectionTests: XCTestCase {
     }
 
     func testTooLongTextIsRejected() {
-        let teardown = { (reason: String) in ControlRequest.teardown(TeardownNotice(connectionID: ControlFixtures.connectionID, reason: reason)) }
+        let teardown = { (reason: String) in
+            ControlRequest.teardown(TeardownNotice(connectionID: ControlFixtures.connectionID, reason: reason))
+        }
         XCTAssertNil(roundTrip(teardown(String(repeating: "r", count: 256))))
         XCTAssertEqual(roundTrip(teardown(String(repeating: "r", count: 257))), .invalidField("reason is longer than 256 bytes"))
         // Bytes, not characters: 129 two-byte characters are 258 bytes.
@@ -233,11 +237,15 @@ final class ControlRejectionTests: XCTestCase {
                 .invalidField("latency \(latency) ms out of range (0, 2000]"))
             var offer = ControlFixtures.offer
             offer.options.latencyMilliseconds = latency
-            XCTAssertNotNil(Result { () throws(ControlDecodingError) in try ControlValidation.validate(ControlRequest.offer(offer)) }.failure)
+            XCTAssertNotNil(
+                Result { () throws(ControlDecodingError) in try ControlValidation.validate(ControlRequest.offer(offer)) }.failure)
         }
         XCTAssertEqual(
-            decodeRequest(jsonBody(.connect(ControlFixtures.connect)).replacingOccurrences(of: #""options":{}"#, with: #""options":{"latencyMilliseconds":NaN}"#))
-                .failure.map { if case .notJSON = $0 { true } else { false } },
+            decodeRequest(
+                jsonBody(.connect(ControlFixtures.connect)).replacingOccurrences(
+                    of: #""options":{}"#, with: #""options":{"latencyMilliseconds":NaN}"#)
+            )
+            .failure.map { if case .notJSON = $0 { true } else { false } },
             true)
     }
 
@@ -279,15 +287,21 @@ final class ControlRejectionTests: XCTestCase {
         XCTAssertEqual(rejection { $0.channels = 33 }, .invalidField("channels 33 out of range"))
         XCTAssertEqual(rejection { $0.packetFrames = 8 }, .invalidField("packet of 8 frames out of range"))
         XCTAssertEqual(
-            rejection { $0.channels = 8; $0.packetFrames = 128 }, .invalidField("payload of 3072 bytes exceeds the MTU budget"))
+            rejection {
+                $0.channels = 8
+                $0.packetFrames = 128
+            }, .invalidField("payload of 3072 bytes exceeds the MTU budget"))
         XCTAssertEqual(rejection { $0.targetLatencyFrames = 0 }, .invalidField("target latency of 0 frames out of range"))
         XCTAssertEqual(rejection { $0.targetLatencyFrames = 96_001 }, .invalidField("target latency of 96001 frames out of range"))
         XCTAssertNil(rejection { $0.targetLatencyFrames = 96_000 })
         XCTAssertEqual(
-            roundTrip(.statistics([ConnectionStatistics(
-                id: ControlFixtures.connectionID, role: .receiving, source: ControlFixtures.source,
-                destination: ControlFixtures.destination, state: .playing,
-                format: StreamFormat(sampleRate: 48_000, channels: 0, sampleFormat: .l16, packetFrames: 64, targetLatencyFrames: 1))])),
+            roundTrip(
+                .statistics([
+                    ConnectionStatistics(
+                        id: ControlFixtures.connectionID, role: .receiving, source: ControlFixtures.source,
+                        destination: ControlFixtures.destination, state: .playing,
+                        format: StreamFormat(sampleRate: 48_000, channels: 0, sampleFormat: .l16, packetFrames: 64, targetLatencyFrames: 1))
+                ])),
             .invalidField("channels 0 out of range"))
     }
 
@@ -307,9 +321,11 @@ final class ControlRejectionTests: XCTestCase {
 
     func testDescriptionWithBadPortsIsRejected() {
         func rejection(_ port: PortDescriptor) -> ControlDecodingError? {
-            roundTrip(.description(PeerDescription(
-                id: ControlFixtures.peerID, name: "n", host: "h", protocolVersion: 1, ports: [port], connections: [],
-                knownPeers: [])))
+            roundTrip(
+                .description(
+                    PeerDescription(
+                        id: ControlFixtures.peerID, name: "n", host: "h", protocolVersion: 1, ports: [port], connections: [],
+                        knownPeers: [])))
         }
         XCTAssertEqual(
             rejection(PortDescriptor(name: "bad name", title: "", kind: .sender, channels: 2, sampleRates: [48_000])),
@@ -324,8 +340,10 @@ final class ControlRejectionTests: XCTestCase {
             rejection(PortDescriptor(name: "ok", title: "", kind: .sender, channels: 1, sampleRates: Array(repeating: 48_000, count: 33))),
             .invalidField("too many sample rates"))
         XCTAssertEqual(
-            roundTrip(.description(PeerDescription(
-                id: ControlFixtures.peerID, name: "n", host: "", protocolVersion: 1, ports: [], connections: [], knownPeers: []))),
+            roundTrip(
+                .description(
+                    PeerDescription(
+                        id: ControlFixtures.peerID, name: "n", host: "", protocolVersion: 1, ports: [], connections: [], knownPeers: []))),
             .invalidField("host is empty"))
     }
 
@@ -355,7 +373,9 @@ final class ControlRejectionTests: XCTestCase {
 
     private func roundTrip(_ message: ControlResponse, file: StaticString = #filePath, line: UInt = #line) -> ControlDecodingError? {
         let envelope = ControlEnvelope(id: 5, message: message)
-        switch Result(catching: { () throws(ControlDecodingError) in try ControlCodec.decodeResponse(body(of: ControlCodec.encodeResponse(envelope))) }) {
+        switch Result(catching: { () throws(ControlDecodingError) in
+            try ControlCodec.decodeResponse(body(of: ControlCodec.encodeResponse(envelope)))
+        }) {
         case .success(let decoded):
             XCTAssertEqual(decoded, envelope, file: file, line: line)
             return nil

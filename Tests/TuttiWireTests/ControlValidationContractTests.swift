@@ -17,21 +17,26 @@ final class ControlValidationContractTests: XCTestCase {
     private func description(
         ports: [PortDescriptor] = [], connections: [ConnectionSummary] = [], knownPeers: [KnownPeer] = []
     ) -> ControlResponse {
-        .description(PeerDescription(
-            id: ControlFixtures.peerID, name: "stage", host: "stage.local", protocolVersion: 1, ports: ports,
-            connections: connections, knownPeers: knownPeers))
+        .description(
+            PeerDescription(
+                id: ControlFixtures.peerID, name: "stage", host: "stage.local", protocolVersion: 1, ports: ports,
+                connections: connections, knownPeers: knownPeers))
     }
 
     private func assertRejected(_ message: ControlResponse, file: StaticString = #filePath, line: UInt = #line) {
         let error = rejection(of: message)
-        XCTAssertTrue(isInvalidField(error), "accepted (\(String(describing: error))) a \(message.typeName) that breaks the validation contract", file: file, line: line)
+        XCTAssertTrue(
+            isInvalidField(error), "accepted (\(String(describing: error))) a \(message.typeName) that breaks the validation contract",
+            file: file, line: line)
     }
 
     func testBaselineMessagesAreAccepted() {
-        XCTAssertNil(rejection(of: description(
-            ports: [PortDescriptor(name: "out", title: "Out", kind: .sender, channels: 2, sampleRates: [48_000])],
-            connections: [summary],
-            knownPeers: [KnownPeer(name: "foh", id: nil, endpoints: [ControlEndpoint(host: "10.0.0.2", port: 7_400)])])))
+        XCTAssertNil(
+            rejection(
+                of: description(
+                    ports: [PortDescriptor(name: "out", title: "Out", kind: .sender, channels: 2, sampleRates: [48_000])],
+                    connections: [summary],
+                    knownPeers: [KnownPeer(name: "foh", id: nil, endpoints: [ControlEndpoint(host: "10.0.0.2", port: 7_400)])])))
         XCTAssertNil(rejection(of: .failure(ControlFailure(.busy, "port busy"))))
         XCTAssertNil(rejection(of: .connected(summary)))
     }
@@ -53,9 +58,10 @@ final class ControlValidationContractTests: XCTestCase {
 
     func testRunningSampleRatesAreChecked() {
         func described(_ rates: [String: Int]) -> ControlResponse {
-            .description(PeerDescription(
-                id: ControlFixtures.peerID, name: "stage", host: "stage.local", protocolVersion: 1, ports: [],
-                connections: [], knownPeers: [], runningSampleRates: rates))
+            .description(
+                PeerDescription(
+                    id: ControlFixtures.peerID, name: "stage", host: "stage.local", protocolVersion: 1, ports: [],
+                    connections: [], knownPeers: [], runningSampleRates: rates))
         }
         XCTAssertNil(rejection(of: described(["out": 48_000])))
         assertRejected(described(["out": 1]))

@@ -61,7 +61,8 @@ final class RTPDestinationTests: XCTestCase {
         XCTAssertNil(rejection(of: .connect(ControlFixtures.rtpConnect)))
         var mismatched = ControlFixtures.rtpConnect
         mismatched.destination = PortReference(peer: "rtp://[2001:2::2]", port: "5006")
-        XCTAssertEqual(rejection(of: .connect(mismatched)), .invalidField("destination must be rtp://[2001:2::2]:5004 for an RTP destination"))
+        XCTAssertEqual(
+            rejection(of: .connect(mismatched)), .invalidField("destination must be rtp://[2001:2::2]:5004 for an RTP destination"))
         var withEndpoints = ControlFixtures.rtpConnect
         withEndpoints.destinationEndpoints = [ControlEndpoint(host: "127.0.0.1", port: 7_400)]
         XCTAssertEqual(rejection(of: .connect(withEndpoints)), .invalidField("an RTP destination has no destinationEndpoints"))
@@ -98,6 +99,7 @@ final class RTPDestinationTests: XCTestCase {
         XCTAssertEqual(rejection(of: .connected(summary)), .invalidField("payloadType must be dynamic (96–127)"))
         summary.payloadType = 127
         summary.rtpDestination = RTPDestination(address: .ipv4(0), port: 40_000)
-        XCTAssertEqual(rejection(of: .connected(summary)), .invalidField("rtpDestination: rtp://0.0.0.0:40000: 0.0.0.0 is not a destination"))
+        XCTAssertEqual(
+            rejection(of: .connected(summary)), .invalidField("rtpDestination: rtp://0.0.0.0:40000: 0.0.0.0 is not a destination"))
     }
 }

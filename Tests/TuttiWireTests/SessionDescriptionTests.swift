@@ -130,6 +130,8 @@ final class SessionDescriptionTests: XCTestCase {
         XCTAssertEqual(description.lines[1], "o=- 1 0 IN IP4 bad-host-")
         XCTAssertEqual(description.lines[2], "s=a  m=video 9 RTP/AVP 0")
         XCTAssertEqual(description.text.components(separatedBy: "\r\n").count, 10)
-        XCTAssertEqual(SessionDescription(sessionID: 1, sessionName: "", originHost: "h", destination: loopback, payloadType: 96, format: format).lines[2], "s= ")
+        XCTAssertEqual(
+            SessionDescription(sessionID: 1, sessionName: "", originHost: "h", destination: loopback, payloadType: 96, format: format)
+                .lines[2], "s= ")
     }
 }

@@ -6,9 +6,9 @@
 
 /// One offset sample of a measurement: an estimate of `ghost - host` in µs (a double; Link's samples end in
 /// .5 when a sum is odd), with the round trip that bounds its error.
-public struct GhostClockSample: Hashable, Sendable {
+package struct GhostClockSample: Hashable, Sendable {
     /// Which of the two estimates of 5.3 this is.
-    public enum Kind: Hashable, Sendable {
+    package enum Kind: Hashable, Sendable {
         /// `gt - (ht + h) / 2`: the responder read its clock halfway through this PING's round trip.
         /// Round trip: `h - ht` (our send to our receive, host µs).
         case pingRoundTrip
@@ -18,13 +18,13 @@ public struct GhostClockSample: Hashable, Sendable {
     }
 
     /// The estimate of `ghost - host`, µs.
-    public var offset: Double
+    package var offset: Double
     /// The interval the estimate assumes was split in half, µs: its error is at most half of it (plus
     /// clock-read granularity), whatever the two one-way delays were.
-    public var roundTrip: Int64
-    public var kind: Kind
+    package var roundTrip: Int64
+    package var kind: Kind
 
-    public init(offset: Double, roundTrip: Int64, kind: Kind) {
+    package init(offset: Double, roundTrip: Int64, kind: Kind) {
         self.offset = offset
         self.roundTrip = roundTrip
         self.kind = kind
@@ -56,16 +56,16 @@ public struct GhostClockSample: Hashable, Sendable {
 ///
 /// Realtime-safe: no (actions are returned in an array, samples are kept in one; all of it on a network or
 /// control thread). Thread-safe: a value; use one instance from one thread at a time.
-public struct GhostClockMeasurement: Sendable {
+package struct GhostClockMeasurement: Sendable {
     /// The PONG timeout: 50,000 µs.
-    public static let pingTimeout: Int64 = 50_000
+    package static let pingTimeout: Int64 = 50_000
     /// Timer expiries answered with a fresh PING before the measurement fails: 5.
-    public static let maximumRetries = 5
+    package static let maximumRetries = 5
     /// The measurement finishes once it holds more than this many samples: 100.
-    public static let sampleThreshold = 100
+    package static let sampleThreshold = 100
 
     /// Why a measurement failed.
-    public enum FailureReason: Hashable, Sendable {
+    package enum FailureReason: Hashable, Sendable {
         /// A PONG carried this SessionID instead of the target's (the peer changed session).
         case wrongSession(SessionID)
         /// The timer expired after the 5th retry (no PONG for 50 ms, six times in all).
@@ -73,7 +73,7 @@ public struct GhostClockMeasurement: Sendable {
     }
 
     /// Something the driver must do.
-    public enum Action: Hashable, Sendable {
+    package enum Action: Hashable, Sendable {
         /// Send a PING with `__ht` = `hostTime` and, if not nil, `_pgt` = `previousGhostTime`.
         case sendPing(hostTime: Int64, previousGhostTime: Int64?)
         /// (Re)arm the one timer to fire at host time `deadline` (replacing any earlier deadline).
@@ -85,7 +85,7 @@ public struct GhostClockMeasurement: Sendable {
     }
 
     /// Where the measurement is.
-    public enum State: Hashable, Sendable {
+    package enum State: Hashable, Sendable {
         case idle
         case measuring
         case finished(GhostTransform)
@@ -93,25 +93,25 @@ public struct GhostClockMeasurement: Sendable {
     }
 
     /// The session the target must belong to.
-    public let targetSession: SessionID
+    package let targetSession: SessionID
     /// Where the measurement is: idle until `start`, then measuring until finished or failed.
-    public private(set) var state: State = .idle
+    package private(set) var state: State = .idle
     /// The samples so far, in arrival order (for each PONG the `.pingRoundTrip` one first).
-    public private(set) var samples: [GhostClockSample] = []
+    package private(set) var samples: [GhostClockSample] = []
     /// Retries made so far (0...5).
-    public private(set) var retries = 0
+    package private(set) var retries = 0
     /// PINGs asked for so far (the first, one per PONG, one per retry).
-    public private(set) var pingsSent = 0
+    package private(set) var pingsSent = 0
     /// PONGs of the target session processed so far.
-    public private(set) var pongsReceived = 0
+    package private(set) var pongsReceived = 0
     /// The deadline of the armed timer, if any.
-    public private(set) var timerDeadline: Int64?
+    package private(set) var timerDeadline: Int64?
 
     /// A measurement of a peer of `targetSession`, not started yet.
-    public init(targetSession: SessionID) { self.targetSession = targetSession }
+    package init(targetSession: SessionID) { self.targetSession = targetSession }
 
     /// Starts measuring at host time `now`: `[.sendPing(now, nil), .armTimer(now + 50 ms)]`. Ignored unless idle.
-    public mutating func start(now: Int64) -> [Action] {
+    package mutating func start(now: Int64) -> [Action] {
         guard state == .idle else { return [] }
         state = .measuring
         samples.reserveCapacity(Self.sampleThreshold + 2)
@@ -121,7 +121,7 @@ public struct GhostClockMeasurement: Sendable {
     /// A PONG arrived at host time `now`: its `sess`, `__gt`, and the echoed `_pgt` and `__ht` (nil when
     /// absent; Link treats an absent value and 0 alike). Returns the next PING and then either a re-armed
     /// timer or the result, or `.failed` for another session. Ignored unless measuring.
-    public mutating func receivedPong(
+    package mutating func receivedPong(
         sessionID: SessionID, ghostTime: Int64, previousGhostTime: Int64?, hostTimeEchoed: Int64?, now: Int64
     ) -> [Action] {
         guard state == .measuring else { return [] }
@@ -158,7 +158,7 @@ public struct GhostClockMeasurement: Sendable {
     /// The timer armed for `timerDeadline` fired at host time `now`: a fresh PING (new chain, `__ht` only)
     /// and a re-armed timer while fewer than 5 retries were made, otherwise `.failed(.noAnswer)`. Ignored
     /// unless measuring, and when `now` is before the current deadline (a stale timer).
-    public mutating func timerFired(now: Int64) -> [Action] {
+    package mutating func timerFired(now: Int64) -> [Action] {
         guard state == .measuring, let deadline = timerDeadline, now >= deadline else { return [] }
         guard retries < Self.maximumRetries else { return fail(.noAnswer) }
         retries += 1
@@ -166,17 +166,17 @@ public struct GhostClockMeasurement: Sendable {
     }
 
     /// Link's estimate over the samples so far (`GhostClockEstimator.linkMedian`), nil without samples.
-    public var linkOffset: Int64? { GhostClockEstimator.linkMedian(samples.map(\.offset)) }
+    package var linkOffset: Int64? { GhostClockEstimator.linkMedian(samples.map(\.offset)) }
 
     /// The shortest-round-trip estimate over the samples so far (`GhostClockEstimator.shortestRoundTrip`),
     /// nil without samples.
-    public func shortestRoundTripOffset(keeping count: Int = GhostClockEstimator.defaultShortestCount) -> Int64? {
+    package func shortestRoundTripOffset(keeping count: Int = GhostClockEstimator.defaultShortestCount) -> Int64? {
         GhostClockEstimator.shortestRoundTrip(samples, keeping: count)
     }
 
     /// Tutti's recommended estimate over the samples so far (`GhostClockEstimator.tightestBounds`), nil
     /// without samples.
-    public func tightestBoundsOffset(discarding: Int = GhostClockEstimator.defaultDiscardedBounds) -> Int64? {
+    package func tightestBoundsOffset(discarding: Int = GhostClockEstimator.defaultDiscardedBounds) -> Int64? {
         GhostClockEstimator.tightestBounds(samples, discarding: discarding)
     }
 
@@ -221,14 +221,14 @@ public struct GhostClockMeasurement: Sendable {
 /// it. Samples with a negative round trip (a clock step in between) are skipped by the last two.
 ///
 /// Realtime-safe: no (they sort a copy). Thread-safe: pure.
-public enum GhostClockEstimator {
+package enum GhostClockEstimator {
     /// How many shortest-round-trip samples `shortestRoundTrip` keeps by default: 10 of Link's 101
     /// (about the fastest decile).
-    public static let defaultShortestCount = 10
+    package static let defaultShortestCount = 10
 
     /// Link's estimate: the median (the mean of the two middle values for an even count), rounded half away
     /// from zero; nil for no samples.
-    public static func linkMedian(_ offsets: [Double]) -> Int64? {
+    package static func linkMedian(_ offsets: [Double]) -> Int64? {
         guard !offsets.isEmpty else { return nil }
         let sorted = offsets.sorted()
         let mid = sorted.count / 2
@@ -238,7 +238,7 @@ public enum GhostClockEstimator {
 
     /// The median (as `linkMedian`) of the `count` samples with the shortest round trip (all of them if there
     /// are fewer; at least one is kept); nil if no sample has a non-negative round trip.
-    public static func shortestRoundTrip(_ samples: [GhostClockSample], keeping count: Int = defaultShortestCount)
+    package static func shortestRoundTrip(_ samples: [GhostClockSample], keeping count: Int = defaultShortestCount)
         -> Int64?
     {
         let usable = samples.filter { $0.roundTrip >= 0 }.sorted {
@@ -250,7 +250,7 @@ public enum GhostClockEstimator {
     /// How many of the most extreme distinct bounds `tightestBounds` ignores on each side by default: 1,
     /// so one wild PONG (a responder whose ghost clock stepped mid-measurement) cannot move the estimate by
     /// more than the next one allows.
-    public static let defaultDiscardedBounds = 1
+    package static let defaultDiscardedBounds = 1
 
     /// Tutti's recommended estimate: each sample brackets the offset in `offset ± roundTrip / 2` (for the
     /// `.pingRoundTrip` kind `[gt - h, gt - ht]`, for `.responderInterval` `[pgt - ht, gt - ht]`; each PONG's
@@ -259,7 +259,7 @@ public enum GhostClockEstimator {
     /// values on each side, and returns the middle of that interval, rounded half away from zero. If the
     /// bounds cross (inconsistent samples), falls back to `shortestRoundTrip`. Nil if no sample has a
     /// non-negative round trip.
-    public static func tightestBounds(_ samples: [GhostClockSample], discarding: Int = defaultDiscardedBounds)
+    package static func tightestBounds(_ samples: [GhostClockSample], discarding: Int = defaultDiscardedBounds)
         -> Int64?
     {
         let usable = samples.filter { $0.roundTrip >= 0 }

@@ -10,7 +10,7 @@ extension Timeline {
     /// Link's receive rule (6.4): a timeline received from a peer of our session (or seen for another
     /// session) replaces the current one only if its beat origin is **strictly greater**; an equal or smaller
     /// origin is ignored, whatever its tempo. Realtime-safe: yes. Thread-safe: a value.
-    public func supersedes(_ current: Timeline) -> Bool { beatOrigin > current.beatOrigin }
+    package func supersedes(_ current: Timeline) -> Bool { beatOrigin > current.beatOrigin }
 
     /// The timeline this peer stores and announces when it moves the session's line locally (6.4, 8.5): the
     /// new line has `tempo` (clamped to Link's 20...999 bpm) and passes through `beats` at `time`; the
@@ -22,7 +22,7 @@ extension Timeline {
     /// When the line does not change (same tempo, and `beats` already falls at `time`), returns `self`
     /// unchanged, so nothing needs announcing. Times are on the timeline's clock (ghost µs).
     /// Realtime-safe: yes. Thread-safe: a value.
-    public func replacingLine(tempo: Tempo, passingThrough beats: Beats, at time: Int64, committedAt now: Int64)
+    package func replacingLine(tempo: Tempo, passingThrough beats: Beats, at time: Int64, committedAt now: Int64)
         -> Timeline
     {
         let newTempo = tempo.clampedToLinkRange
@@ -37,7 +37,7 @@ extension Timeline {
     /// `now` (normally `anchor == now`). With `anchor == now` and the usual case, the new timeline is
     /// `(tempo, beats(at: now), now)` exactly. Returns `self` if the clamped tempo is unchanged.
     /// Realtime-safe: yes. Thread-safe: a value.
-    public func changingTempo(to tempo: Tempo, keepingBeatsContinuousAt anchor: Int64, committedAt now: Int64)
+    package func changingTempo(to tempo: Tempo, keepingBeatsContinuousAt anchor: Int64, committedAt now: Int64)
         -> Timeline
     {
         let newTempo = tempo.clampedToLinkRange
@@ -48,7 +48,7 @@ extension Timeline {
     /// The timeline of a (re-)founded session (6.2): same tempo, beats continuous, ghost time 0 at the
     /// founding instant: `(tempo, beats(at: ghostNow), 0)`, where `ghostNow` is the founding instant on this
     /// (the previous) timeline's clock. Realtime-safe: yes. Thread-safe: a value.
-    public func refounded(atTime ghostNow: Int64) -> Timeline {
+    package func refounded(atTime ghostNow: Int64) -> Timeline {
         Timeline(tempo: tempo, beatOrigin: beats(at: ghostNow), timeOrigin: 0)
     }
 }
@@ -75,7 +75,7 @@ public struct LinkSessionClock: Hashable, Sendable {
 
     /// A newly founded session (6.2): ghost time 0 at `hostTimeAtEnable`, the timeline
     /// `(tempo, beatOrigin, 0)` (Link carries the beats of the previous timeline over as `beatOrigin`).
-    public static func founded(
+    package static func founded(
         hostTimeAtEnable: Int64, tempo: Tempo, beatOrigin: Beats = Beats(microBeats: 0)
     ) -> LinkSessionClock {
         LinkSessionClock(
@@ -85,7 +85,7 @@ public struct LinkSessionClock: Hashable, Sendable {
 
     /// The session re-founded at host time `hostNow` (6.2: enable, or the last peer left): ghost 0 now,
     /// tempo kept, beats continuous. (The caller also draws a new NodeID/SessionID and resets start/stop.)
-    public func refounded(atHostTime hostNow: Int64) -> LinkSessionClock {
+    package func refounded(atHostTime hostNow: Int64) -> LinkSessionClock {
         LinkSessionClock(
             timeline: timeline.refounded(atTime: ghostTransform.ghost(fromHost: hostNow)),
             ghostTransform: .founder(hostTimeAtEnable: hostNow))
@@ -118,7 +118,7 @@ public struct LinkSessionClock: Hashable, Sendable {
     /// The session clock after a local tempo change (6.4): `tempo` from `anchorHostTime` on, the beat at the
     /// anchor kept (beat and phase continuous), committed at `nowHostTime`. The new timeline supersedes the
     /// old one at every receiver; it is unchanged if the clamped tempo is.
-    public func changingTempo(
+    package func changingTempo(
         to tempo: Tempo, keepingBeatsContinuousAtHostTime anchorHostTime: Int64, committedAtHostTime nowHostTime: Int64
     ) -> LinkSessionClock {
         var result = self
@@ -131,7 +131,7 @@ public struct LinkSessionClock: Hashable, Sendable {
     /// The session clock after forcing session beat `beats` to fall at `hostTime` (tempo kept), committed at
     /// `nowHostTime`: this moves session beat 0 and so changes every peer's phase (Link's forceBeatAtTime in
     /// session terms, 8.5). Unchanged if `beats` already falls there.
-    public func forcingBeats(_ beats: Beats, atHostTime hostTime: Int64, committedAtHostTime nowHostTime: Int64)
+    package func forcingBeats(_ beats: Beats, atHostTime hostTime: Int64, committedAtHostTime nowHostTime: Int64)
         -> LinkSessionClock
     {
         var result = self
@@ -144,7 +144,7 @@ public struct LinkSessionClock: Hashable, Sendable {
     /// A local start/stop change (6.5): playing or stopped from the session beat at `eventHostTime` (the app's
     /// requested time), stamped with the ghost time of the commit `nowHostTime`. Apply it only if it
     /// `supersedes` the current state.
-    public func startStop(isPlaying: Bool, atHostTime eventHostTime: Int64, committedAtHostTime nowHostTime: Int64)
+    package func startStop(isPlaying: Bool, atHostTime eventHostTime: Int64, committedAtHostTime nowHostTime: Int64)
         -> StartStopState
     {
         StartStopState(
@@ -162,7 +162,7 @@ public struct LinkSessionClock: Hashable, Sendable {
 extension StartStopState {
     /// The newest timestamp wins (6.5): this state replaces `current` only if its ghost timestamp is strictly
     /// greater. Link applies this to local changes too. Realtime-safe: yes. Thread-safe: a value.
-    public func supersedes(_ current: StartStopState) -> Bool { timestamp > current.timestamp }
+    package func supersedes(_ current: StartStopState) -> Bool { timestamp > current.timestamp }
 
     /// Link's rule for a start/stop state announced by a peer (6.5): adopt it (then re-announce it, even with
     /// start/stop sync off) only if the sender is in our session and its timestamp is strictly newer than
@@ -175,7 +175,7 @@ extension StartStopState {
     /// change. A Tutti peer that prefers to pick up the running state passes `pairAlreadyHeld: false`
     /// after joining (still wire-compatible; it only changes Tutti's own behaviour, ambiguity 14.3).
     /// Realtime-safe: yes. Thread-safe: a value.
-    public func adoptsAnnounced(
+    package func adoptsAnnounced(
         _ announced: StartStopState, senderSession: SessionID, ownSession: SessionID, pairAlreadyHeld: Bool
     ) -> Bool {
         !pairAlreadyHeld && senderSession == ownSession && announced.supersedes(self)
@@ -184,7 +184,7 @@ extension StartStopState {
     /// The state after the peer moves from session `old` to session `new` (6.3, 6.5): reset to `.default`
     /// (stopped at beat 0, timestamp 0) if the session changed, otherwise unchanged.
     /// Realtime-safe: yes. Thread-safe: a value.
-    public func afterSwitchingSession(from old: SessionID, to new: SessionID) -> StartStopState {
+    package func afterSwitchingSession(from old: SessionID, to new: SessionID) -> StartStopState {
         old == new ? self : .default
     }
 }
@@ -198,12 +198,12 @@ extension StartStopState {
 /// or if `|ghostDiff| < 500 ms` and the other SessionID is smaller (byte-wise, i.e. as a big-endian u64);
 /// otherwise **stay**. Exactly ±500 ms stays. Must be exact, band and tie-break included, or two peers can
 /// both stay (two sessions forever) or both move (flip-flop). Realtime-safe: yes. Thread-safe: pure.
-public enum LinkSessionComparison {
+package enum LinkSessionComparison {
     /// The band within which the SessionID decides: 500,000 µs.
-    public static let bandMicroseconds: Int64 = 500_000
+    package static let bandMicroseconds: Int64 = 500_000
 
     /// What to do about the other session.
-    public enum Decision: Hashable, Sendable {
+    package enum Decision: Hashable, Sendable {
         /// Make the other session ours (GhostTransform := the measured one).
         case join
         /// Keep our session (and keep the measurement: that session is not measured again while listed).
@@ -211,14 +211,14 @@ public enum LinkSessionComparison {
     }
 
     /// The other session's ghost clock minus ours at host time `hostTime`, in µs (saturating).
-    public static func ghostDifference(
+    package static func ghostDifference(
         otherTransform: GhostTransform, ownTransform: GhostTransform, atHostTime hostTime: Int64
     ) -> Int64 {
         LinkArithmetic.subtract(otherTransform.ghost(fromHost: hostTime), ownTransform.ghost(fromHost: hostTime))
     }
 
     /// Link's decision from a ghost-clock difference (other minus own, µs). The same session never "joins".
-    public static func decide(ghostDifference diff: Int64, otherSession: SessionID, ownSession: SessionID) -> Decision {
+    package static func decide(ghostDifference diff: Int64, otherSession: SessionID, ownSession: SessionID) -> Decision {
         guard otherSession != ownSession else { return .stay }
         if diff > bandMicroseconds { return .join }
         if diff > -bandMicroseconds && diff < bandMicroseconds && otherSession < ownSession { return .join }
@@ -226,7 +226,7 @@ public enum LinkSessionComparison {
     }
 
     /// Link's decision from the measured transform of the other session and ours, compared at `hostTime`.
-    public static func decide(
+    package static func decide(
         otherSession: SessionID, otherTransform: GhostTransform, ownSession: SessionID,
         ownTransform: GhostTransform, atHostTime hostTime: Int64
     ) -> Decision {

@@ -8,20 +8,20 @@
 extension Tempo {
     /// The tempo range Link allows, in beats per minute: it clamps every locally set tempo and every received
     /// timeline's tempo to it, and a compatible peer must never send a tempo outside it.
-    public static let linkBPMRange: ClosedRange<Double> = 20...999
+    package static let linkBPMRange: ClosedRange<Double> = 20...999
 
     /// The slowest tempo Link allows: 20 bpm = 3,000,000 µs per beat.
-    public static let linkSlowest = Tempo(microsecondsPerBeat: 3_000_000)
+    package static let linkSlowest = Tempo(microsecondsPerBeat: 3_000_000)
 
     /// The fastest tempo Link allows: 999 bpm, sent as 60,060 µs per beat (it reads back as 999.000999 bpm,
     /// which Link clamps to 999 and converts back to the same 60,060).
-    public static let linkFastest = Tempo(microsecondsPerBeat: 60_060)
+    package static let linkFastest = Tempo(microsecondsPerBeat: 60_060)
 
     /// This tempo clamped as Link clamps it: the bpm value clamped to `linkBPMRange`, converted back with
     /// `round(60e6 / bpm)`. Every tempo already in range (60,060 ... 3,000,000 µs per beat) comes back
     /// unchanged; zero or negative µs per beat (nonsense from the wire) clamp to 999 and 20 bpm respectively.
     /// Realtime-safe: yes. Thread-safe: a value.
-    public var clampedToLinkRange: Tempo {
+    package var clampedToLinkRange: Tempo {
         let bpm = bpm  // 60e6 / m: +inf for 0, negative for negative m
         return Tempo(bpm: min(max(bpm, Self.linkBPMRange.lowerBound), Self.linkBPMRange.upperBound))
     }
@@ -35,7 +35,7 @@ extension Timeline {
     /// `time` is on the timeline's clock: ghost microseconds for the session timeline. Exact to Link for
     /// |values| below 2^52; saturates instead of trapping for absurd ones (including a zero tempo).
     /// Realtime-safe: yes. Thread-safe: a value.
-    public func beats(at time: Int64) -> Beats {
+    package func beats(at time: Int64) -> Beats {
         let elapsed = LinkArithmetic.difference(time, timeOrigin)
         let delta = LinkArithmetic.round((elapsed / Double(tempo.microsecondsPerBeat)) * 1e6)
         return Beats(microBeats: LinkArithmetic.add(beatOrigin.microBeats, delta))
@@ -45,7 +45,7 @@ extension Timeline {
     ///
     /// The inverse of `beats(at:)` up to rounding: `time(at: beats(at: t))` is within
     /// `0.5 + µs per beat / 2e6` µs of `t`. Realtime-safe: yes. Thread-safe: a value.
-    public func time(at beats: Beats) -> Int64 {
+    package func time(at beats: Beats) -> Int64 {
         let delta = LinkArithmetic.difference(beats.microBeats, beatOrigin.microBeats)
         let elapsed = LinkArithmetic.round((delta / 1e6) * Double(tempo.microsecondsPerBeat))
         return LinkArithmetic.add(timeOrigin, elapsed)
@@ -58,7 +58,7 @@ extension Timeline {
     /// Only meaningful on a timeline whose `beatOrigin` sits on the quantum grid (Link's app timeline, 8.5).
     /// Do not use it on the session timeline: session phase is `phase` of the session beat itself
     /// (see `LinkSessionClock`). Realtime-safe: yes. Thread-safe: a value.
-    public func phaseEncodedBeats(at time: Int64, quantum: Beats) -> Beats {
+    package func phaseEncodedBeats(at time: Int64, quantum: Beats) -> Beats {
         let b = beats(at: time)
         let fromOrigin = Beats(microBeats: LinkArithmetic.subtract(b.microBeats, beatOrigin.microBeats))
         return b.closestPhaseMatch(to: fromOrigin, quantum: quantum)
@@ -68,7 +68,7 @@ extension Timeline {
     /// `f = beats - beatOrigin`, `base = f - phase(f)`, `inv = closestPhaseMatch(q - phase(f), q - phase(beats))`,
     /// the time of `beatOrigin + base + q - inv`. It rounds up at exactly half-way, so the round trip is exact
     /// up to the µs rounding of `beats(at:)`. Realtime-safe: yes. Thread-safe: a value.
-    public func time(atPhaseEncodedBeats beats: Beats, quantum: Beats) -> Int64 {
+    package func time(atPhaseEncodedBeats beats: Beats, quantum: Beats) -> Int64 {
         let q = quantum.microBeats > 0 ? quantum.microBeats : 0
         let f = LinkArithmetic.subtract(beats.microBeats, beatOrigin.microBeats)
         let phaseOfF = Beats(microBeats: f).phase(quantum: quantum).microBeats
@@ -88,24 +88,24 @@ extension GhostTransform {
     /// slope 1, intercept `-hostTimeAtEnable`. A peer must never start its ghost clock anywhere else, or it
     /// would win every session comparison (6.3) and take over existing Link sessions.
     /// Realtime-safe: yes. Thread-safe: a value.
-    public static func founder(hostTimeAtEnable: Int64) -> GhostTransform {
+    package static func founder(hostTimeAtEnable: Int64) -> GhostTransform {
         GhostTransform(slope: 1, intercept: LinkArithmetic.subtract(0, hostTimeAtEnable))
     }
 
     /// A joiner's transform: the measured offset (`ghost = host + offset`, 5.3).
     /// Realtime-safe: yes. Thread-safe: a value.
-    public static func measured(offset: Int64) -> GhostTransform { GhostTransform(slope: 1, intercept: offset) }
+    package static func measured(offset: Int64) -> GhostTransform { GhostTransform(slope: 1, intercept: offset) }
 
     /// Ghost time at host time `host` (8.3): `round(slope × double(host)) + intercept`.
     /// Realtime-safe: yes. Thread-safe: a value.
-    public func ghost(fromHost host: Int64) -> Int64 {
+    package func ghost(fromHost host: Int64) -> Int64 {
         LinkArithmetic.add(LinkArithmetic.round(slope * Double(host)), intercept)
     }
 
     /// Host time at ghost time `ghost` (8.3): `round(double(ghost - intercept) / slope)`. With slope 0 (Link's
     /// internal failure sentinel) the result saturates instead of trapping; never use such a transform.
     /// Realtime-safe: yes. Thread-safe: a value.
-    public func host(fromGhost ghost: Int64) -> Int64 {
+    package func host(fromGhost ghost: Int64) -> Int64 {
         LinkArithmetic.round(LinkArithmetic.difference(ghost, intercept) / slope)
     }
 }
@@ -119,7 +119,7 @@ extension Beats {
     ///
     /// Equal to Link's `(x + n·q) mod q` with `n = (|x| + q) div q`, computed without that formula's overflow
     /// at the Int64 bounds. Realtime-safe: yes. Thread-safe: a value.
-    public func phase(quantum: Beats) -> Beats {
+    package func phase(quantum: Beats) -> Beats {
         let q = quantum.microBeats
         guard q > 0 else { return Beats(microBeats: 0) }
         let r = microBeats % q
@@ -129,7 +129,7 @@ extension Beats {
     /// The smallest value at or after this one with the phase of `target` (8.4):
     /// `self + ((phase(target) - phase(self) + q) mod q)`. With no quantum, `self`.
     /// Realtime-safe: yes. Thread-safe: a value.
-    public func nextPhaseMatch(to target: Beats, quantum: Beats) -> Beats {
+    package func nextPhaseMatch(to target: Beats, quantum: Beats) -> Beats {
         let q = quantum.microBeats
         guard q > 0 else { return self }
         let step = (target.phase(quantum: quantum).microBeats - phase(quantum: quantum).microBeats + q) % q
@@ -139,7 +139,7 @@ extension Beats {
     /// The value nearest this one with the phase of `target` (8.4):
     /// `nextPhaseMatch(self - round(q / 2), target)`, so exactly half-way resolves downward. With no quantum,
     /// `self`. Realtime-safe: yes. Thread-safe: a value.
-    public func closestPhaseMatch(to target: Beats, quantum: Beats) -> Beats {
+    package func closestPhaseMatch(to target: Beats, quantum: Beats) -> Beats {
         let q = quantum.microBeats
         guard q > 0 else { return self }
         let half = LinkArithmetic.round(0.5 * Double(q))

@@ -10,16 +10,16 @@
 /// 250 ms, state changes as soon as 50 ms have passed since the last state message).
 ///
 /// Realtime-safe: no (allocates); it runs on the clock's network thread. Thread-safe: a value.
-public struct LinkNode: Sendable {
+package struct LinkNode: Sendable {
     /// Where a datagram goes.
-    public enum Destination: Hashable, Sendable {
+    package enum Destination: Hashable, Sendable {
         /// The Link group of the gateway's address family (224.76.78.75 or ff12::8080, port 20808).
         case group
         case unicast(LinkEndpoint)
     }
 
     /// What the edge must do.
-    public enum Action: Hashable, Sendable {
+    package enum Action: Hashable, Sendable {
         case send(LinkDiscoveryMessage, gateway: Int, to: Destination)
         /// Run a clock measurement of `session` against the peer whose measurement endpoint is `endpoint`,
         /// through `gateway`; report with `measurementFinished`.
@@ -29,12 +29,12 @@ public struct LinkNode: Sendable {
     }
 
     /// Link's constants (reference section 7), in microseconds.
-    public enum Timing {
-        public static let ttlSeconds: UInt8 = 5
-        public static let alivePeriod: Int64 = 250_000
-        public static let minimumSpacing: Int64 = 50_000
-        public static let expiryPadding: Int64 = 1_000_000
-        public static let remeasurePeriod: Int64 = 30_000_000
+    package enum Timing {
+        package static let ttlSeconds: UInt8 = 5
+        package static let alivePeriod: Int64 = 250_000
+        package static let minimumSpacing: Int64 = 50_000
+        package static let expiryPadding: Int64 = 1_000_000
+        package static let remeasurePeriod: Int64 = 30_000_000
     }
 
     struct PeerKey: Hashable, Comparable, Sendable {
@@ -63,10 +63,10 @@ public struct LinkNode: Sendable {
         var nextAlive: Int64
     }
 
-    public private(set) var nodeID: NodeID
-    public private(set) var sessionID: SessionID
-    public private(set) var clock: LinkSessionClock
-    public private(set) var startStop: StartStopState
+    package private(set) var nodeID: NodeID
+    package private(set) var sessionID: SessionID
+    package private(set) var clock: LinkSessionClock
+    package private(set) var startStop: StartStopState
     private var peers: [PeerKey: PeerEntry] = [:]
     private var otherSessions: [SessionID: OtherSession] = [:]
     private var gateways: [Int: Gateway] = [:]
@@ -78,7 +78,7 @@ public struct LinkNode: Sendable {
     /// Enables a peer: founds a new session at `now` (ghost time 0 now, so an existing session always wins
     /// against it), stopped, at `tempo`.
     /// - Parameter seed: the random source for NodeIDs (Link draws a new one at every founding).
-    public init(tempo: Tempo, beatOrigin: Beats = Beats(microBeats: 0), now: Int64, seed: UInt64) {
+    package init(tempo: Tempo, beatOrigin: Beats = Beats(microBeats: 0), now: Int64, seed: UInt64) {
         random = LinkRandom(seed: seed)
         nodeID = random.nodeID()
         sessionID = nodeID
@@ -89,12 +89,12 @@ public struct LinkNode: Sendable {
     // MARK: - Reading
 
     /// Peers in this peer's session (distinct NodeIDs), not counting itself.
-    public var peerCount: Int {
+    package var peerCount: Int {
         Set(peers.filter { $0.value.state.sessionID == sessionID }.map(\.key.node)).count
     }
 
     /// When `tick` must be called next (host µs), or nil when nothing is scheduled.
-    public var nextDeadline: Int64? {
+    package var nextDeadline: Int64? {
         var deadlines = gateways.values.map(\.nextAlive)
         if let nextExpiryCheck { deadlines.append(nextExpiryCheck) }
         if let remeasureDeadline, !remeasuring { deadlines.append(remeasureDeadline) }
@@ -111,13 +111,13 @@ public struct LinkNode: Sendable {
 
     /// Starts announcing through a local address whose measurement socket is `measurementEndpoint`; the
     /// first ALIVE goes out at once.
-    public mutating func addGateway(_ id: Int, measurementEndpoint: LinkEndpoint, now: Int64) -> [Action] {
+    package mutating func addGateway(_ id: Int, measurementEndpoint: LinkEndpoint, now: Int64) -> [Action] {
         gateways[id] = Gateway(measurementEndpoint: measurementEndpoint, lastStateSend: nil, nextAlive: now)
         return tick(now: now)
     }
 
     /// Stops announcing through a gateway (address gone, or disabling): BYEBYE on it, its peers forgotten.
-    public mutating func removeGateway(_ id: Int, now: Int64) -> [Action] {
+    package mutating func removeGateway(_ id: Int, now: Int64) -> [Action] {
         guard gateways.removeValue(forKey: id) != nil else { return [] }
         let countBefore = peerCount
         peers = peers.filter { $0.key.gateway != id }
@@ -127,7 +127,7 @@ public struct LinkNode: Sendable {
     }
 
     /// Disables the peer: BYEBYE on every gateway.
-    public mutating func disable(now: Int64) -> [Action] {
+    package mutating func disable(now: Int64) -> [Action] {
         var actions: [Action] = []
         for id in gateways.keys.sorted() { actions += removeGateway(id, now: now) }
         return actions
@@ -136,7 +136,7 @@ public struct LinkNode: Sendable {
     // MARK: - Receiving
 
     /// A discovery datagram arrived on `gateway` from `source` (the sender's discovery socket).
-    public mutating func received(_ message: LinkDiscoveryMessage, from source: LinkEndpoint, gateway: Int, now: Int64)
+    package mutating func received(_ message: LinkDiscoveryMessage, from source: LinkEndpoint, gateway: Int, now: Int64)
         -> [Action]
     {
         guard message.sender != nodeID, message.groupID == 0, gateways[gateway] != nil else { return [] }
@@ -213,7 +213,7 @@ public struct LinkNode: Sendable {
 
     /// A measurement asked for by `.measure` ended: the other session's ghost transform as seen from this
     /// peer's host clock, or nil if it failed.
-    public mutating func measurementFinished(session: SessionID, result: GhostTransform?, now: Int64) -> [Action] {
+    package mutating func measurementFinished(session: SessionID, result: GhostTransform?, now: Int64) -> [Action] {
         if session == sessionID {
             // Re-measurement of our own session (6.3 step 6): a step to the new transform.
             remeasuring = false
@@ -257,7 +257,7 @@ public struct LinkNode: Sendable {
     // MARK: - Local changes
 
     /// The tempo from `anchor` on (host µs), the beat at the anchor kept; committed at `now`.
-    public mutating func setTempo(_ tempo: Tempo, anchor: Int64, now: Int64) -> [Action] {
+    package mutating func setTempo(_ tempo: Tempo, anchor: Int64, now: Int64) -> [Action] {
         let updated = clock.changingTempo(to: tempo, keepingBeatsContinuousAtHostTime: anchor, committedAtHostTime: now)
         guard updated != clock else { return [] }
         clock = updated
@@ -265,7 +265,7 @@ public struct LinkNode: Sendable {
     }
 
     /// Session beat `beats` falls at host time `at` from now on (moves everybody's phase); committed at `now`.
-    public mutating func forceBeats(_ beats: Beats, at hostTime: Int64, now: Int64) -> [Action] {
+    package mutating func forceBeats(_ beats: Beats, at hostTime: Int64, now: Int64) -> [Action] {
         let updated = clock.forcingBeats(beats, atHostTime: hostTime, committedAtHostTime: now)
         guard updated != clock else { return [] }
         clock = updated
@@ -273,7 +273,7 @@ public struct LinkNode: Sendable {
     }
 
     /// Start or stop the session's transport at host time `at`; committed at `now`.
-    public mutating func setPlaying(_ playing: Bool, at hostTime: Int64, now: Int64) -> [Action] {
+    package mutating func setPlaying(_ playing: Bool, at hostTime: Int64, now: Int64) -> [Action] {
         let state = clock.startStop(isPlaying: playing, atHostTime: hostTime, committedAtHostTime: now)
         guard state.supersedes(startStop), state.isPlaying != startStop.isPlaying || state.beats != startStop.beats else {
             return []
@@ -286,7 +286,7 @@ public struct LinkNode: Sendable {
 
     /// Runs what is due at `now`: ALIVEs, peer expiry (and re-founding when the last peer is gone),
     /// re-measurement of the session every 30 s after joining it.
-    public mutating func tick(now: Int64) -> [Action] {
+    package mutating func tick(now: Int64) -> [Action] {
         var actions: [Action] = []
         if let check = nextExpiryCheck, now >= check {
             let countBefore = peerCount

@@ -23,12 +23,12 @@ public struct LinkSnapshot: Hashable, Sendable {
 /// Thread rules: `publish` from one writer thread (the network thread); `read` from any thread.
 /// Realtime-safe: `read` (no allocation, no lock; it can only spin while a publish of ten words is in
 /// flight, which the single writer finishes at once) and `publish`.
-public final class LinkSnapshotPublisher: @unchecked Sendable {
+package final class LinkSnapshotPublisher: @unchecked Sendable {
     private let sequence = Atomic<UInt64>(0)
     private let words: UnsafeMutablePointer<Atomic<UInt64>>
     private static let wordCount = 11
 
-    public init(_ initial: LinkSnapshot) {
+    package init(_ initial: LinkSnapshot) {
         words = .allocate(capacity: Self.wordCount)
         for index in 0..<Self.wordCount { (words + index).initialize(to: Atomic(0)) }
         publish(initial)
@@ -40,7 +40,7 @@ public final class LinkSnapshotPublisher: @unchecked Sendable {
     }
 
     /// Writer thread only.
-    public func publish(_ snapshot: LinkSnapshot) {
+    package func publish(_ snapshot: LinkSnapshot) {
         let start = sequence.load(ordering: .relaxed) &+ 1
         sequence.store(start, ordering: .relaxed)
         atomicMemoryFence(ordering: .releasing)
@@ -59,7 +59,7 @@ public final class LinkSnapshotPublisher: @unchecked Sendable {
     }
 
     /// The latest published snapshot. Any thread.
-    public func read() -> LinkSnapshot {
+    package func read() -> LinkSnapshot {
         while true {
             let before = sequence.load(ordering: .acquiring)
             if before & 1 == 1 { continue }
@@ -77,7 +77,8 @@ public final class LinkSnapshotPublisher: @unchecked Sendable {
             guard sequence.load(ordering: .relaxed) == before else { continue }
             return LinkSnapshot(
                 clock: LinkSessionClock(
-                    timeline: Timeline(tempo: Tempo(microsecondsPerBeat: tempo), beatOrigin: Beats(microBeats: beatOrigin), timeOrigin: timeOrigin),
+                    timeline: Timeline(
+                        tempo: Tempo(microsecondsPerBeat: tempo), beatOrigin: Beats(microBeats: beatOrigin), timeOrigin: timeOrigin),
                     ghostTransform: GhostTransform(slope: slope, intercept: intercept)),
                 startStop: StartStopState(isPlaying: playing, beats: Beats(microBeats: startBeats), timestamp: timestamp),
                 sessionID: NodeID(rawValue: session), peerCount: peers)
@@ -87,7 +88,7 @@ public final class LinkSnapshotPublisher: @unchecked Sendable {
 
 extension LinkNode {
     /// The node's state as audio threads see it.
-    public var snapshot: LinkSnapshot {
+    package var snapshot: LinkSnapshot {
         LinkSnapshot(clock: clock, startStop: startStop, sessionID: sessionID, peerCount: peerCount)
     }
 }

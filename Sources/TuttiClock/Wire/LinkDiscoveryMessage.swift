@@ -8,20 +8,20 @@
 /// What a Link peer announces about itself in ALIVE and RESPONSE messages.
 ///
 /// Realtime-safe and thread-safe: a value.
-public struct LinkPeerState: Hashable, Sendable {
+package struct LinkPeerState: Hashable, Sendable {
     /// The session timeline as this peer holds it (`tmln`); its time origin is in ghost microseconds.
-    public var timeline: Timeline
+    package var timeline: Timeline
     /// The session the peer belongs to (`sess`).
-    public var sessionID: SessionID
+    package var sessionID: SessionID
     /// The session's start/stop state (`stst`); `nil` when the message carries none (Link 1.x peers),
     /// which a receiver reads as `StartStopState.default` (see `effectiveStartStop`).
-    public var startStop: StartStopState?
+    package var startStop: StartStopState?
     /// Where the peer answers measurement pings (`mep4` or `mep6`, by the address family).
-    public var measurementEndpoint: LinkEndpoint
+    package var measurementEndpoint: LinkEndpoint
     /// The peer's Link Audio endpoint (`aep4` or `aep6`), when Link Audio is active; carried, not used.
-    public var audioEndpoint: LinkEndpoint?
+    package var audioEndpoint: LinkEndpoint?
 
-    public init(
+    package init(
         timeline: Timeline, sessionID: SessionID, startStop: StartStopState?, measurementEndpoint: LinkEndpoint,
         audioEndpoint: LinkEndpoint? = nil
     ) {
@@ -33,18 +33,18 @@ public struct LinkPeerState: Hashable, Sendable {
     }
 
     /// The start/stop state to act on: the announced one, or Link's default (stopped at 0) when absent.
-    public var effectiveStartStop: StartStopState { startStop ?? .default }
+    package var effectiveStartStop: StartStopState { startStop ?? .default }
 }
 
 /// A payload entry the codec does not interpret, kept verbatim so that re-encoding reproduces it.
 ///
 /// Realtime-safe to read, thread-safe: a value.
-public struct LinkUnknownEntry: Hashable, Sendable {
-    public var key: LinkEntryKey
+package struct LinkUnknownEntry: Hashable, Sendable {
+    package var key: LinkEntryKey
     /// The value bytes (without key and size).
-    public var value: [UInt8]
+    package var value: [UInt8]
 
-    public init(key: LinkEntryKey, value: [UInt8]) {
+    package init(key: LinkEntryKey, value: [UInt8]) {
         self.key = key
         self.value = value
     }
@@ -68,9 +68,9 @@ public struct LinkUnknownEntry: Hashable, Sendable {
 ///
 /// Thread-safe: a value. Realtime-safe: `encode(into:)` and `encodedSize` (no allocation, no lock);
 /// `decode` and `encode()` allocate (control plane only).
-public struct LinkDiscoveryMessage: Hashable, Sendable {
+package struct LinkDiscoveryMessage: Hashable, Sendable {
     /// The message type (header byte 8).
-    public enum Kind: UInt8, Hashable, Sendable, CaseIterable {
+    package enum Kind: UInt8, Hashable, Sendable, CaseIterable {
         /// Periodic multicast announcement of the sender's state.
         case alive = 1
         /// Unicast answer to an ALIVE, with the responder's state.
@@ -80,32 +80,32 @@ public struct LinkDiscoveryMessage: Hashable, Sendable {
     }
 
     /// `_asdp_v` followed by the version byte 1, as a big-endian integer.
-    public static let magic: UInt64 = 0x5f61_7364_705f_7601
+    package static let magic: UInt64 = 0x5f61_7364_705f_7601
     /// Size of the fixed header.
-    public static let headerSize = 20
+    package static let headerSize = 20
     /// Datagrams must be strictly shorter than this (Link's receive buffer size).
-    public static let sizeLimit = 512
+    package static let sizeLimit = 512
     /// The ttl Link sends in ALIVE and RESPONSE, in seconds.
-    public static let defaultTTL: UInt8 = 5
+    package static let defaultTTL: UInt8 = 5
 
-    public var kind: Kind
+    package var kind: Kind
     /// Seconds the receiver should consider the sender's state valid (5 in ALIVE/RESPONSE, 0 in BYEBYE).
-    public var ttl: UInt8
+    package var ttl: UInt8
     /// Session group id; 0 on the wire (decoding refuses anything else; encoding writes what is set).
-    public var groupID: UInt16
+    package var groupID: UInt16
     /// The sending peer's NodeID.
-    public var sender: NodeID
+    package var sender: NodeID
     /// The sender's state; present in ALIVE and RESPONSE, `nil` in BYEBYE.
-    public var state: LinkPeerState?
+    package var state: LinkPeerState?
     /// Entries the codec does not interpret, in wire order.
-    public var unknownEntries: [LinkUnknownEntry]
+    package var unknownEntries: [LinkUnknownEntry]
     /// The wire order of the entries when it differs from the encoder's own order; empty otherwise.
     /// Keys of state entries place the state's value (the endpoint entries by slot: a `mep4` position
     /// holds the measurement endpoint whatever its family); each occurrence of an unknown key places the
     /// next unknown entry with that key. Entries not named here follow in the encoder's own order.
-    public var entryOrder: [LinkEntryKey]
+    package var entryOrder: [LinkEntryKey]
 
-    public init(
+    package init(
         kind: Kind, ttl: UInt8, groupID: UInt16 = 0, sender: NodeID, state: LinkPeerState?,
         unknownEntries: [LinkUnknownEntry] = [], entryOrder: [LinkEntryKey] = []
     ) {
@@ -119,17 +119,17 @@ public struct LinkDiscoveryMessage: Hashable, Sendable {
     }
 
     /// An ALIVE announcing `state`, with Link's ttl.
-    public static func alive(sender: NodeID, state: LinkPeerState, ttl: UInt8 = defaultTTL) -> LinkDiscoveryMessage {
+    package static func alive(sender: NodeID, state: LinkPeerState, ttl: UInt8 = defaultTTL) -> LinkDiscoveryMessage {
         LinkDiscoveryMessage(kind: .alive, ttl: ttl, sender: sender, state: state)
     }
 
     /// A RESPONSE carrying `state`, with Link's ttl.
-    public static func response(sender: NodeID, state: LinkPeerState, ttl: UInt8 = defaultTTL) -> LinkDiscoveryMessage {
+    package static func response(sender: NodeID, state: LinkPeerState, ttl: UInt8 = defaultTTL) -> LinkDiscoveryMessage {
         LinkDiscoveryMessage(kind: .response, ttl: ttl, sender: sender, state: state)
     }
 
     /// A BYEBYE (ttl 0, no payload).
-    public static func byebye(sender: NodeID) -> LinkDiscoveryMessage {
+    package static func byebye(sender: NodeID) -> LinkDiscoveryMessage {
         LinkDiscoveryMessage(kind: .byebye, ttl: 0, sender: sender, state: nil)
     }
 
@@ -205,7 +205,7 @@ public struct LinkDiscoveryMessage: Hashable, Sendable {
     // MARK: Encoding
 
     /// Bytes `encode` produces (whether or not encoding would succeed).
-    public var encodedSize: Int {
+    package var encodedSize: Int {
         var size = Self.headerSize
         forEachEntry { size += entrySize($0) }
         return size
@@ -235,7 +235,7 @@ public struct LinkDiscoveryMessage: Hashable, Sendable {
     /// - Returns: the number of bytes written (`encodedSize`).
     /// - Throws: `.bufferTooSmall`, `.oversize` (512 bytes or more), `.missingState`, `.unexpectedState`,
     ///   `.unknownEntryHasKnownKey`.
-    public func encode(into buffer: UnsafeMutableRawBufferPointer) throws(LinkWireError) -> Int {
+    package func encode(into buffer: UnsafeMutableRawBufferPointer) throws(LinkWireError) -> Int {
         let size = try validatedSize()
         guard buffer.count >= size else { throw .bufferTooSmall(needed: size, got: buffer.count) }
         return write(to: buffer)
@@ -243,7 +243,7 @@ public struct LinkDiscoveryMessage: Hashable, Sendable {
 
     /// The datagram as a new array. Allocates: control plane only.
     /// - Throws: as `encode(into:)`, except `.bufferTooSmall`.
-    public func encode() throws(LinkWireError) -> [UInt8] {
+    package func encode() throws(LinkWireError) -> [UInt8] {
         let size = try validatedSize()
         return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
             count = write(to: UnsafeMutableRawBufferPointer(buffer))
@@ -277,7 +277,7 @@ public struct LinkDiscoveryMessage: Hashable, Sendable {
     ///
     /// Not realtime-safe (allocates the entry lists); never traps on any input.
     /// - Throws: the specific `LinkWireError` for every malformed datagram (see the type's rules).
-    public static func decode(_ bytes: UnsafeRawBufferPointer) throws(LinkWireError) -> LinkDiscoveryMessage {
+    package static func decode(_ bytes: UnsafeRawBufferPointer) throws(LinkWireError) -> LinkDiscoveryMessage {
         guard bytes.count < sizeLimit else { throw .oversize(bytes.count) }
         guard bytes.count >= headerSize else { throw .truncated(needed: headerSize, got: bytes.count) }
         guard LinkWireBytes.hasMagic(bytes, magic) else { throw .badMagic }
@@ -341,12 +341,12 @@ public struct LinkDiscoveryMessage: Hashable, Sendable {
     }
 
     /// Decodes one discovery datagram held in an array. Not realtime-safe.
-    public static func decode(_ bytes: [UInt8]) throws(LinkWireError) -> LinkDiscoveryMessage {
+    package static func decode(_ bytes: [UInt8]) throws(LinkWireError) -> LinkDiscoveryMessage {
         try bytes.withLinkWireBytes { raw throws(LinkWireError) in try decode(raw) }
     }
 
     /// The keys of the entries `encode` writes, in order. Allocates.
-    public var encodedEntryKeys: [LinkEntryKey] {
+    package var encodedEntryKeys: [LinkEntryKey] {
         var keys: [LinkEntryKey] = []
         forEachEntry { reference in
             switch reference {

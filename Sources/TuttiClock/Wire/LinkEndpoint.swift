@@ -7,25 +7,25 @@ import TuttiCore
 /// IPv6 link-local addresses travel without a scope id; the receiver supplies the scope of the
 /// interface the message arrived on (that is the socket layer's business, not this type's).
 /// Realtime-safe and thread-safe: a value.
-public struct LinkEndpoint: Hashable, Sendable, CustomStringConvertible {
+package struct LinkEndpoint: Hashable, Sendable, CustomStringConvertible {
     /// An address in network byte order (`TuttiCore.IPAddress`: held as integers, so the value never allocates).
-    public typealias Address = IPAddress
+    package typealias Address = IPAddress
 
-    public var address: Address
-    public var port: UInt16
+    package var address: Address
+    package var port: UInt16
 
-    @inlinable public init(address: Address, port: UInt16) {
+    @inlinable package init(address: Address, port: UInt16) {
         self.address = address
         self.port = port
     }
 
     /// An IPv4 endpoint from its four address bytes in dotted order.
-    @inlinable public init(ipv4 a: UInt8, _ b: UInt8, _ c: UInt8, _ d: UInt8, port: UInt16) {
+    @inlinable package init(ipv4 a: UInt8, _ b: UInt8, _ c: UInt8, _ d: UInt8, port: UInt16) {
         self.init(address: .ipv4(UInt32(a) << 24 | UInt32(b) << 16 | UInt32(c) << 8 | UInt32(d)), port: port)
     }
 
     /// From 4 (IPv4) or 16 (IPv6) address bytes in wire order; `nil` for any other count.
-    public init?(addressBytes: some Collection<UInt8>, port: UInt16) {
+    package init?(addressBytes: some Collection<UInt8>, port: UInt16) {
         let bytes = Array(addressBytes)
         switch bytes.count {
         case 4: address = .ipv4(bytes.reduce(0) { $0 << 8 | UInt32($1) })
@@ -39,10 +39,10 @@ public struct LinkEndpoint: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Whether this is an IPv6 endpoint (sent as `mep6`/`aep6`).
-    @inlinable public var isIPv6: Bool { if case .ipv6 = address { true } else { false } }
+    @inlinable package var isIPv6: Bool { if case .ipv6 = address { true } else { false } }
 
     /// The address bytes in wire order (4 or 16).
-    public var addressBytes: [UInt8] {
+    package var addressBytes: [UInt8] {
         switch address {
         case .ipv4(let value): return (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) }
         case .ipv6(let high, let low):
@@ -75,5 +75,5 @@ public struct LinkEndpoint: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// `198.18.1.2:47623` or `[fe80::18c4:17ff:fe3e:79ac]:39771` (RFC 5952 text).
-    public var description: String { "\(address.uriHost):\(port)" }
+    package var description: String { "\(address.uriHost):\(port)" }
 }

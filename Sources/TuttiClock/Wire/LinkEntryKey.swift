@@ -3,24 +3,24 @@
 /// A payload entry's key: 4 ASCII bytes read in order as a big-endian `UInt32` (`tmln` = 0x746d6c6e).
 ///
 /// Realtime-safe and thread-safe: a value.
-public struct LinkEntryKey: Hashable, Sendable, CustomStringConvertible {
+package struct LinkEntryKey: Hashable, Sendable, CustomStringConvertible {
     /// The key's 4 bytes as a big-endian integer.
-    public var rawValue: UInt32
+    package var rawValue: UInt32
 
-    @inlinable public init(rawValue: UInt32) { self.rawValue = rawValue }
+    @inlinable package init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// From 4 characters of ASCII text; `nil` for any other text.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         let bytes = Array(text.utf8)
         guard bytes.count == 4, bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
         rawValue = bytes.reduce(0) { $0 << 8 | UInt32($1) }
     }
 
     /// The 4 bytes in wire order.
-    public var bytes: [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: rawValue >> (24 - 8 * $0)) } }
+    package var bytes: [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: rawValue >> (24 - 8 * $0)) } }
 
     /// The key as text when it is printable ASCII, else as hex (`0x00ff1234`).
-    public var description: String {
+    package var description: String {
         let bytes = bytes
         if bytes.allSatisfy({ (32...126).contains($0) }) { return String(decoding: bytes, as: UTF8.self) }
         let hex = String(rawValue, radix: 16)
@@ -29,25 +29,25 @@ public struct LinkEntryKey: Hashable, Sendable, CustomStringConvertible {
 
     // Discovery (state) entries.
     /// `tmln`: the session timeline (24 bytes).
-    public static let timeline = LinkEntryKey(rawValue: 0x746d_6c6e)
+    package static let timeline = LinkEntryKey(rawValue: 0x746d_6c6e)
     /// `sess`: the session id (8 bytes); also the first entry of a PONG.
-    public static let sessionID = LinkEntryKey(rawValue: 0x7365_7373)
+    package static let sessionID = LinkEntryKey(rawValue: 0x7365_7373)
     /// `stst`: the start/stop state (17 bytes).
-    public static let startStop = LinkEntryKey(rawValue: 0x7374_7374)
+    package static let startStop = LinkEntryKey(rawValue: 0x7374_7374)
     /// `mep4`: the measurement endpoint over IPv4 (6 bytes).
-    public static let measurementEndpointV4 = LinkEntryKey(rawValue: 0x6d65_7034)
+    package static let measurementEndpointV4 = LinkEntryKey(rawValue: 0x6d65_7034)
     /// `mep6`: the measurement endpoint over IPv6 (18 bytes).
-    public static let measurementEndpointV6 = LinkEntryKey(rawValue: 0x6d65_7036)
+    package static let measurementEndpointV6 = LinkEntryKey(rawValue: 0x6d65_7036)
     /// `aep4`: the Link Audio endpoint over IPv4 (6 bytes).
-    public static let audioEndpointV4 = LinkEntryKey(rawValue: 0x6165_7034)
+    package static let audioEndpointV4 = LinkEntryKey(rawValue: 0x6165_7034)
     /// `aep6`: the Link Audio endpoint over IPv6 (18 bytes).
-    public static let audioEndpointV6 = LinkEntryKey(rawValue: 0x6165_7036)
+    package static let audioEndpointV6 = LinkEntryKey(rawValue: 0x6165_7036)
 
     // Measurement entries.
     /// `__ht`: the pinger's host time (8 bytes).
-    public static let hostTime = LinkEntryKey(rawValue: 0x5f5f_6874)
+    package static let hostTime = LinkEntryKey(rawValue: 0x5f5f_6874)
     /// `_pgt`: the ghost time of the previous PONG (8 bytes).
-    public static let previousGhostTime = LinkEntryKey(rawValue: 0x5f70_6774)
+    package static let previousGhostTime = LinkEntryKey(rawValue: 0x5f70_6774)
     /// `__gt`: the responder's ghost time (8 bytes).
-    public static let ghostTime = LinkEntryKey(rawValue: 0x5f5f_6774)
+    package static let ghostTime = LinkEntryKey(rawValue: 0x5f5f_6774)
 }

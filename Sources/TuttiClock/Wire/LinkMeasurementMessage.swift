@@ -22,7 +22,7 @@
 ///
 /// Thread-safe: a value. Realtime-safe: `encode(into:)`, `encodedSize` and `writePong(answering:…)`;
 /// `decode` of a PONG and `encode()` allocate.
-public enum LinkMeasurementMessage: Hashable, Sendable {
+package enum LinkMeasurementMessage: Hashable, Sendable {
     /// Sent by the peer that measures: its host time now, and the ghost time of the PONG that triggered
     /// this ping (`nil` for the first ping of a chain, and after a timeout).
     case ping(hostTime: Int64, previousGhostTime: Int64?)
@@ -30,13 +30,13 @@ public enum LinkMeasurementMessage: Hashable, Sendable {
     case pong(sessionID: SessionID, ghostTime: Int64, echoedPayload: [UInt8])
 
     /// `_link_v` followed by the version byte 1, as a big-endian integer.
-    public static let magic: UInt64 = 0x5f6c_696e_6b5f_7601
+    package static let magic: UInt64 = 0x5f6c_696e_6b5f_7601
     /// Size of the fixed header.
-    public static let headerSize = 9
+    package static let headerSize = 9
     /// The largest ping payload (after the header) a responder answers: `__ht` plus `_pgt`.
-    public static let maxPingPayloadSize = 32
+    package static let maxPingPayloadSize = 32
     /// Datagrams must be strictly shorter than this.
-    public static let sizeLimit = 512
+    package static let sizeLimit = 512
 
     static let pingType: UInt8 = 1
     static let pongType: UInt8 = 2
@@ -46,7 +46,7 @@ public enum LinkMeasurementMessage: Hashable, Sendable {
     // MARK: Encoding
 
     /// Bytes `encode` produces: 25 or 41 for a PING, 41 plus the echo for a PONG.
-    public var encodedSize: Int {
+    package var encodedSize: Int {
         switch self {
         case .ping(_, let previousGhostTime): Self.headerSize + Self.timeEntrySize * (previousGhostTime == nil ? 1 : 2)
         case .pong(_, _, let echo): Self.headerSize + 2 * Self.timeEntrySize + echo.count
@@ -59,7 +59,7 @@ public enum LinkMeasurementMessage: Hashable, Sendable {
     /// - Returns: the number of bytes written (`encodedSize`).
     /// - Throws: `.bufferTooSmall`; for a PONG whose echo is not a valid ping payload,
     ///   `.pingPayloadTooLarge` or the framing error found in it.
-    public func encode(into buffer: UnsafeMutableRawBufferPointer) throws(LinkWireError) -> Int {
+    package func encode(into buffer: UnsafeMutableRawBufferPointer) throws(LinkWireError) -> Int {
         try validate()
         let size = encodedSize
         guard buffer.count >= size else { throw .bufferTooSmall(needed: size, got: buffer.count) }
@@ -67,7 +67,7 @@ public enum LinkMeasurementMessage: Hashable, Sendable {
     }
 
     /// The datagram as a new array. Allocates: control plane only.
-    public func encode() throws(LinkWireError) -> [UInt8] {
+    package func encode() throws(LinkWireError) -> [UInt8] {
         try validate()
         return [UInt8](unsafeUninitializedCapacity: encodedSize) { buffer, count in
             count = write(to: UnsafeMutableRawBufferPointer(buffer))
@@ -110,7 +110,7 @@ public enum LinkMeasurementMessage: Hashable, Sendable {
     /// - Returns: the PONG's length.
     /// - Throws: `.oversize`, `.truncated`, `.badMagic`, `.unknownMessageType` (also for a PONG),
     ///   `.pingPayloadTooLarge`, `.bufferTooSmall`.
-    public static func writePong(
+    package static func writePong(
         answering ping: UnsafeRawBufferPointer, sessionID: SessionID, ghostTime: Int64,
         into buffer: UnsafeMutableRawBufferPointer
     ) throws(LinkWireError) -> Int {
@@ -139,7 +139,7 @@ public enum LinkMeasurementMessage: Hashable, Sendable {
     ///
     /// Never traps on any input. Allocates for a PONG's echo (control plane).
     /// - Throws: the specific `LinkWireError` for every malformed datagram (see the type's rules).
-    public static func decode(_ bytes: UnsafeRawBufferPointer) throws(LinkWireError) -> LinkMeasurementMessage {
+    package static func decode(_ bytes: UnsafeRawBufferPointer) throws(LinkWireError) -> LinkMeasurementMessage {
         guard bytes.count < sizeLimit else { throw .oversize(bytes.count) }
         guard bytes.count >= headerSize else { throw .truncated(needed: headerSize, got: bytes.count) }
         guard LinkWireBytes.hasMagic(bytes, magic) else { throw .badMagic }
@@ -158,7 +158,7 @@ public enum LinkMeasurementMessage: Hashable, Sendable {
     }
 
     /// Decodes one measurement datagram held in an array.
-    public static func decode(_ bytes: [UInt8]) throws(LinkWireError) -> LinkMeasurementMessage {
+    package static func decode(_ bytes: [UInt8]) throws(LinkWireError) -> LinkMeasurementMessage {
         try bytes.withLinkWireBytes { raw throws(LinkWireError) in try decode(raw) }
     }
 
@@ -237,11 +237,11 @@ public enum LinkMeasurementMessage: Hashable, Sendable {
 
     /// The `__ht` echoed in a PONG (the pinger's host time when it sent the ping); `nil` for a PING or
     /// when the echo carries none.
-    public var echoedHostTime: Int64? { echoedTimes?.hostTime }
+    package var echoedHostTime: Int64? { echoedTimes?.hostTime }
 
     /// The `_pgt` echoed in a PONG (the ghost time of the PONG before it); `nil` for a PING, for the
     /// answer to the first ping of a chain, or when the echo is malformed.
-    public var echoedPreviousGhostTime: Int64? { echoedTimes?.previousGhostTime }
+    package var echoedPreviousGhostTime: Int64? { echoedTimes?.previousGhostTime }
 
     private var echoedTimes: (hostTime: Int64?, previousGhostTime: Int64?)? {
         guard case .pong(_, _, let echo) = self else { return nil }
@@ -249,13 +249,13 @@ public enum LinkMeasurementMessage: Hashable, Sendable {
     }
 
     /// The payload a PING carries after its header (what its PONG echoes); `nil` for a PONG.
-    public var pingPayload: [UInt8]? {
+    package var pingPayload: [UInt8]? {
         guard case .ping = self, let bytes = try? encode() else { return nil }
         return Array(bytes[Self.headerSize...])
     }
 
     /// The PONG a responder in `sessionID` at ghost time `ghostTime` sends for this PING; `nil` for a PONG.
-    public func pong(sessionID: SessionID, ghostTime: Int64) -> LinkMeasurementMessage? {
+    package func pong(sessionID: SessionID, ghostTime: Int64) -> LinkMeasurementMessage? {
         guard let pingPayload else { return nil }
         return .pong(sessionID: sessionID, ghostTime: ghostTime, echoedPayload: pingPayload)
     }

@@ -5,7 +5,7 @@
 /// Every malformed input maps to one specific case; the decoders never trap. A receiver drops the
 /// datagram on any of them (as Link drops a malformed message whole), so the cases exist for tests,
 /// logging and counters rather than for recovery.
-public enum LinkWireError: Error, Hashable, Sendable {
+package enum LinkWireError: Error, Hashable, Sendable {
     /// The datagram is shorter than its fixed header (20 bytes for discovery, 9 for measurement).
     case truncated(needed: Int, got: Int)
     /// The first 8 bytes are not the protocol's magic (`_asdp_v\x01` or `_link_v\x01`), which also

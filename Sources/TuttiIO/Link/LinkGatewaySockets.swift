@@ -28,17 +28,17 @@ final class LinkGatewaySockets: @unchecked Sendable {
         var created: [Int32] = []
         func fail(_ operation: String) -> SystemError {
             let error = SystemError.current("\(operation) on \(interfaceName)")
-            for fd in created { close(fd) }
+            for fd in created { system_close(fd) }
             return error
         }
         func udpSocket() -> Int32 {
-            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            let fd = system_socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
             if fd >= 0 { created.append(fd) }
             return fd
         }
         func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) {
             var value = value
-            setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size))
+            system_setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size))
         }
         func bindTo(_ fd: Int32, _ host: UInt32, _ port: UInt16) -> Bool {
             var socketAddress = sockaddr_in()
@@ -46,7 +46,7 @@ final class LinkGatewaySockets: @unchecked Sendable {
             socketAddress.sin_port = port.bigEndian
             socketAddress.sin_addr.s_addr = host.bigEndian
             return withUnsafePointer(to: &socketAddress) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { system_bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             } == 0
         }
 
@@ -59,7 +59,7 @@ final class LinkGatewaySockets: @unchecked Sendable {
         var membership = ip_mreq()
         membership.imr_multiaddr.s_addr = Self.groupAddress.bigEndian
         membership.imr_interface.s_addr = address.bigEndian
-        guard setsockopt(group, Int32(IPPROTO_IP), IP_ADD_MEMBERSHIP, &membership, socklen_t(MemoryLayout<ip_mreq>.size)) == 0 else {
+        guard system_setsockopt(group, Int32(IPPROTO_IP), IP_ADD_MEMBERSHIP, &membership, socklen_t(MemoryLayout<ip_mreq>.size)) == 0 else {
             throw fail("join the Link group")
         }
 
@@ -69,7 +69,7 @@ final class LinkGatewaySockets: @unchecked Sendable {
         setOption(discovery, SOL_SOCKET, SO_REUSEADDR, 1)
         guard bindTo(discovery, address, 0) else { throw fail("bind the Link discovery socket") }
         var interface = in_addr(s_addr: address.bigEndian)
-        setsockopt(discovery, Int32(IPPROTO_IP), IP_MULTICAST_IF, &interface, socklen_t(MemoryLayout<in_addr>.size))
+        system_setsockopt(discovery, Int32(IPPROTO_IP), IP_MULTICAST_IF, &interface, socklen_t(MemoryLayout<in_addr>.size))
         setOption(discovery, Int32(IPPROTO_IP), IP_MULTICAST_LOOP, isLoopback ? 1 : 0)
         setOption(discovery, Int32(IPPROTO_IP), IP_MULTICAST_TTL, 1)
 
@@ -80,7 +80,7 @@ final class LinkGatewaySockets: @unchecked Sendable {
         var bound = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &bound) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(measurement, $0, &length) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { system_getsockname(measurement, $0, &length) }
         }
         self.group = group
         self.discovery = discovery
@@ -89,9 +89,9 @@ final class LinkGatewaySockets: @unchecked Sendable {
     }
 
     deinit {
-        close(group)
-        close(discovery)
-        close(measurement)
+        system_close(group)
+        system_close(discovery)
+        system_close(measurement)
     }
 
     var measurementEndpoint: LinkEndpoint {
@@ -108,7 +108,7 @@ final class LinkGatewaySockets: @unchecked Sendable {
         destination.sin_addr.s_addr = address.bigEndian
         _ = withUnsafePointer(to: &destination) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                system_sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
     }
@@ -119,7 +119,7 @@ final class LinkGatewaySockets: @unchecked Sendable {
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let count = withUnsafeMutablePointer(to: &source) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                recvfrom(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT), $0, &length)
+                system_recvfrom(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT), $0, &length)
             }
         }
         guard count >= 0 else { return nil }
@@ -129,8 +129,8 @@ final class LinkGatewaySockets: @unchecked Sendable {
     /// The running IPv4 interfaces with multicast (and loopback), optionally only those named.
     static func interfaces(named names: [String]?) -> [(name: String, address: UInt32)] {
         var list: UnsafeMutablePointer<ifaddrs>?
-        guard getifaddrs(&list) == 0 else { return [] }
-        defer { freeifaddrs(list) }
+        guard system_getifaddrs(&list) == 0 else { return [] }
+        defer { system_freeifaddrs(list) }
         var result: [(String, UInt32)] = []
         var cursor = list
         while let entry = cursor {
@@ -140,7 +140,9 @@ final class LinkGatewaySockets: @unchecked Sendable {
             guard flags & Int32(IFF_UP) != 0, flags & Int32(IFF_RUNNING) != 0 else { continue }
             let name = String(cString: entry.pointee.ifa_name)
             if let names, !names.contains(name) { continue }
-            let address = socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt32(bigEndian: $0.pointee.sin_addr.s_addr) }
+            let address = socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                UInt32(bigEndian: $0.pointee.sin_addr.s_addr)
+            }
             result.append((name, address))
         }
         return result

@@ -74,10 +74,10 @@ public final class LinkService: @unchecked Sendable {
         }
         gateways = opened
         var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw .current("create the Link wake pipe") }
+        guard system_pipe(&fds) == 0 else { throw .current("create the Link wake pipe") }
         for fd in fds {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = system_fcntl(fd, F_SETFL, system_fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = system_fcntl(fd, F_SETFD, FD_CLOEXEC)
         }
         wakeRead = fds[0]
         wakeWrite = fds[1]
@@ -88,8 +88,8 @@ public final class LinkService: @unchecked Sendable {
 
     deinit {
         stop()
-        close(wakeRead)
-        close(wakeWrite)
+        system_close(wakeRead)
+        system_close(wakeWrite)
     }
 
     /// The interfaces Link runs on.
@@ -178,7 +178,7 @@ public final class LinkService: @unchecked Sendable {
 
     private func wake() {
         var byte: UInt8 = 1
-        _ = write(wakeWrite, &byte, 1)
+        _ = system_write(wakeWrite, &byte, 1)
     }
 
     // MARK: - Network thread
@@ -208,13 +208,16 @@ public final class LinkService: @unchecked Sendable {
             // Wake at least every `audioRequestLatency` to take audio-thread requests.
             let wait = deadlines.min().map { max(0, min(5_000, $0 - now)) } ?? 5_000
             for index in descriptors.indices { descriptors[index].revents = 0 }
-            _ = poll(&descriptors, nfds_t(descriptors.count), Int32((wait + 999) / 1000))
+            _ = system_poll(&descriptors, nfds_t(descriptors.count), Int32((wait + 999) / 1000))
             now = hostMicroseconds
 
             if descriptors[0].revents != 0 {
                 var drain = [UInt8](repeating: 0, count: 64)
-                while read(wakeRead, &drain, drain.count) > 0 {}
-                for request in requests.withLock({ queue in defer { queue.removeAll() }; return queue }) {
+                while system_read(wakeRead, &drain, drain.count) > 0 {}
+                for request in requests.withLock({ queue in
+                    defer { queue.removeAll() }
+                    return queue
+                }) {
                     handle(request, now: now)
                 }
             }
@@ -299,7 +302,8 @@ public final class LinkService: @unchecked Sendable {
                 bytes.withUnsafeBytes { raw in
                     switch destination {
                     case .group:
-                        LinkGatewaySockets.send(raw, from: socket.discovery, to: LinkGatewaySockets.groupAddress, port: LinkGatewaySockets.groupPort)
+                        LinkGatewaySockets.send(
+                            raw, from: socket.discovery, to: LinkGatewaySockets.groupAddress, port: LinkGatewaySockets.groupPort)
                     case .unicast(let endpoint):
                         if let address = endpoint.ipv4Address {
                             LinkGatewaySockets.send(raw, from: socket.discovery, to: address, port: endpoint.port)

@@ -58,8 +58,7 @@ final class LinkMathTimelineTests: XCTestCase {
                 tieDifferences += 1
             }
             if twiceR == m { nearTies += 1 }
-            if samples % 1000 == 0 && (clock.ghostTime(atHostTime: host) != t || clock.hostTime(atGhostTime: t) != host)
-            {
+            if samples % 1000 == 0 && (clock.ghostTime(atHostTime: host) != t || clock.hostTime(atGhostTime: t) != host) {
                 XCTFail("ghost transform not exact at t = \(t)")
                 return
             }

@@ -239,7 +239,8 @@ final class LinkWireMalformedTests: XCTestCase {
         let echo40 = LinkWireFixtures.frame37 + LinkWireFixtures.hex("74757469 00000000")
         XCTAssertEqual(measurementError(echo40), .pingPayloadTooLarge(40))
         // A PING without `__ht`, and a PONG without `__gt`.
-        XCTAssertEqual(measurementError(LinkWireFixtures.hex("5f6c696e6b5f760101 5f706774 00000008 0000000000000001")), .missingEntry(.hostTime))
+        XCTAssertEqual(
+            measurementError(LinkWireFixtures.hex("5f6c696e6b5f760101 5f706774 00000008 0000000000000001")), .missingEntry(.hostTime))
         let noGhost = Array(LinkWireFixtures.frame37[..<25]) + Array(LinkWireFixtures.frame37[41...])
         XCTAssertEqual(measurementError(noGhost), .missingEntry(.ghostTime))
     }
@@ -334,7 +335,8 @@ final class LinkWireMalformedTests: XCTestCase {
             var bytes = originals[index % originals.count]
             for _ in 0..<Int.random(in: 1...4, using: &generator) {
                 switch Int.random(in: 0...3, using: &generator) {
-                case 0 where !bytes.isEmpty: bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+                case 0 where !bytes.isEmpty:
+                    bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
                 case 1 where !bytes.isEmpty: bytes.removeLast(Int.random(in: 1...min(bytes.count, 12), using: &generator))
                 case 2: bytes += (0..<Int.random(in: 1...30, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
                 default:

@@ -116,7 +116,11 @@ final class LinkWirePcapReaderTests: XCTestCase {
         let reference = try LinkWirePcap.datagrams(in: file)
         XCTAssertEqual(reference.count, 534)
         func microseconds(_ datagrams: [LinkWireCapturedDatagram]) -> [LinkWireCapturedDatagram] {
-            datagrams.map { var copy = $0; copy.timestampNanoseconds = copy.timestampNanoseconds / 1000 * 1000; return copy }
+            datagrams.map {
+                var copy = $0
+                copy.timestampNanoseconds = copy.timestampNanoseconds / 1000 * 1000
+                return copy
+            }
         }
         for little in [true, false] {
             for nanoseconds in [true, false] {
@@ -125,13 +129,18 @@ final class LinkWirePcapReaderTests: XCTestCase {
             }
             for linkType in [LinkWirePcap.linuxSLL, LinkWirePcap.linuxSLL2, LinkWirePcap.rawIP, LinkWirePcap.ethernet] {
                 let rewrapped = frames.map { Self.rewrap($0, as: linkType) }
-                let datagrams = try LinkWirePcap.datagrams(in: Self.classic(rewrapped, linkType: linkType, little: little, nanoseconds: true))
+                let datagrams = try LinkWirePcap.datagrams(
+                    in: Self.classic(rewrapped, linkType: linkType, little: little, nanoseconds: true))
                 XCTAssertTrue(datagrams == reference, "link type \(linkType)")
             }
         }
         // Only the IPv6 frames, as raw IPv6: the same datagrams (frame numbers restart, so compare without).
         func unnumbered(_ datagrams: [LinkWireCapturedDatagram]) -> [LinkWireCapturedDatagram] {
-            datagrams.map { var copy = $0; copy.frameNumber = 0; return copy }
+            datagrams.map {
+                var copy = $0
+                copy.frameNumber = 0
+                return copy
+            }
         }
         let rawIPv6Only = frames.filter { $0.data[12] == 0x86 }.map { Self.rewrap($0, as: LinkWirePcap.rawIPv6) }
         let ipv6Datagrams = try LinkWirePcap.datagrams(

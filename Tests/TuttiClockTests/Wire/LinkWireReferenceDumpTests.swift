@@ -39,7 +39,8 @@ final class LinkWireReferenceDumpTests: XCTestCase {
         XCTAssertEqual(message.ttl, 5)
         XCTAssertEqual(message.sender.description, "A\"ww<0pV")
         let state = try XCTUnwrap(message.state)
-        XCTAssertEqual(state.timeline, Timeline(tempo: Tempo(microsecondsPerBeat: 666_667), beatOrigin: Beats(microBeats: 624), timeOrigin: 0))
+        XCTAssertEqual(
+            state.timeline, Timeline(tempo: Tempo(microsecondsPerBeat: 666_667), beatOrigin: Beats(microBeats: 624), timeOrigin: 0))
         XCTAssertEqual(state.timeline.tempo, Tempo(bpm: 90))
         XCTAssertEqual(state.timeline.tempo.bpm, 89.999955, accuracy: 1e-6)
         XCTAssertEqual(state.sessionID, peerB)
@@ -181,7 +182,8 @@ final class LinkWireReferenceDumpTests: XCTestCase {
         let startStop = try XCTUnwrap(start.discovery?.state?.startStop)
         XCTAssertEqual(startStop, StartStopState(isPlaying: true, beats: Beats(microBeats: 14_384_909), timestamp: 7_441_730))
         let timeline = try XCTUnwrap(start.discovery?.state?.timeline)
-        let beatNow = timeline.beatOrigin.microBeats
+        let beatNow =
+            timeline.beatOrigin.microBeats
             + (startStop.timestamp - timeline.timeOrigin) * 1_000_000 / timeline.tempo.microsecondsPerBeat
         XCTAssertEqual(beatNow, 14_384_911)
     }

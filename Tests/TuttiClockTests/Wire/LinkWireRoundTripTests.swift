@@ -157,7 +157,9 @@ final class LinkWireRoundTripTests: XCTestCase {
             // The responder fast path builds the same bytes from the raw ping.
             var buffer = [UInt8](repeating: 0, count: 73)
             let length = try buffer.withUnsafeMutableBytes { out in
-                try pingBytes.withUnsafeBytes { try LinkMeasurementMessage.writePong(answering: $0, sessionID: session, ghostTime: ghost, into: out) }
+                try pingBytes.withUnsafeBytes {
+                    try LinkMeasurementMessage.writePong(answering: $0, sessionID: session, ghostTime: ghost, into: out)
+                }
             }
             XCTAssertEqual(Array(buffer[..<length]), pongBytes)
         }
@@ -199,7 +201,9 @@ final class LinkWireRoundTripTests: XCTestCase {
         XCTAssertEqual(
             LinkEndpoint(address: .ipv6(high: 0x2001_0db8_0000_0001, low: 0x0000_0000_0001_0001), port: 5).description,
             "[2001:db8:0:1::1:1]:5")
-        XCTAssertEqual(LinkEndpoint(address: .ipv6(high: 0x0001_0002_0003_0004, low: 0x0005_0006_0007_0008), port: 5).description, "[1:2:3:4:5:6:7:8]:5")
+        XCTAssertEqual(
+            LinkEndpoint(address: .ipv6(high: 0x0001_0002_0003_0004, low: 0x0005_0006_0007_0008), port: 5).description,
+            "[1:2:3:4:5:6:7:8]:5")
         XCTAssertNil(LinkEndpoint(addressBytes: [1, 2, 3], port: 1))
         XCTAssertEqual(LinkEntryKey("tmln"), .timeline)
         XCTAssertNil(LinkEntryKey("tml"))

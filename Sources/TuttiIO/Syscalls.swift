@@ -272,6 +272,9 @@ package func system_kill(_ process: pid_t, _ signalNumber: Int32) -> Int32 { kil
 @inlinable
 package func system_getpid() -> pid_t { getpid() }
 
+@inlinable @discardableResult
+package func system_gethostname(_ name: UnsafeMutablePointer<CChar>, _ length: Int) -> Int32 { gethostname(name, length) }
+
 @inlinable
 package func system_isatty(_ fd: Int32) -> Int32 { isatty(fd) }
 

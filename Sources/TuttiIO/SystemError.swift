@@ -20,5 +20,8 @@ public struct SystemError: Error, Hashable, Sendable, CustomStringConvertible {
         SystemError(operation, errno: system_errno)
     }
 
-    public var description: String { "\(operation): \(String(cString: strerror(errno)))" }
+    public var description: String { "\(operation): \(reason)" }
+
+    /// What the system says of `errno` (`strerror`), e.g. "Permission denied".
+    public var reason: String { String(cString: strerror(errno)) }
 }

@@ -6,12 +6,12 @@ import NIOCore
 
 /// Why the control port could not be bound, in the user's words, with what to do; for a port in use, the
 /// process that listens on it when this user may see it (another `tutti peer`, usually).
-/// Control plane (blocking reads of /proc at start-up, only after a failed bind).
+/// Control plane (blocking reads of /proc, through `ListeningSocketOwner`, only after a failed bind).
 enum ControlPortProblem {
     static func describe(_ error: any Error, port: UInt16) -> PeerError {
         switch (error as? IOError)?.errnoCode {
         case EADDRINUSE?:
-            let holder = listeningProcess(port: port).map { " (pid \($0.pid), \($0.command))" } ?? ""
+            let holder = ListeningSocketOwner.find(port: port).map { " (pid \($0.pid), \($0.command))" } ?? ""
             return PeerError(
                 "control port \(port) is in use by another program\(holder); choose another with --control-port or omit it")
         case EACCES?:
@@ -21,53 +21,4 @@ enum ControlPortProblem {
             return PeerError("cannot listen on control port \(port): \(ControlClient.describe(error))")
         }
     }
-
-    /// The process holding a TCP socket that listens on `port` in this network namespace, if one of this
-    /// user's processes does (another user's open files are not readable without privileges).
-    static func listeningProcess(port: UInt16) -> (pid: Int32, command: String)? {
-        let inodes = ["/proc/net/tcp", "/proc/net/tcp6"].reduce(into: Set<UInt64>()) { found, table in
-            found.formUnion(listeningSocketInodes(table: readText(table) ?? "", port: port))
-        }
-        guard !inodes.isEmpty, let processes = opendir("/proc") else { return nil }
-        defer { closedir(processes) }
-        while let entry = readdir(processes) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard let pid = Int32(name), holdsSocket(pid: pid, inodes: inodes) else { continue }
-            let command = readText("/proc/\(pid)/comm")?.trimmingCharacters() ?? "?"
-            return (pid, command)
-        }
-        return nil
-    }
-
-    /// The inodes of the sockets in LISTEN state on `port` in a `/proc/net/tcp` or `/proc/net/tcp6` table
-    /// (`sl local_address rem_address st … inode`, addresses as HEX-ADDRESS:HEX-PORT, LISTEN is state 0A).
-    static func listeningSocketInodes(table: String, port: UInt16) -> Set<UInt64> {
-        var inodes = Set<UInt64>()
-        for line in table.split(separator: "\n").dropFirst() {
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count > 9, fields[3] == "0A", let colon = fields[1].lastIndex(of: ":"),
-                UInt16(fields[1][fields[1].index(after: colon)...], radix: 16) == port, let inode = UInt64(fields[9]), inode != 0
-            else { continue }
-            inodes.insert(inode)
-        }
-        return inodes
-    }
-
-    private static func holdsSocket(pid: Int32, inodes: Set<UInt64>) -> Bool {
-        guard let descriptors = opendir("/proc/\(pid)/fd") else { return false }
-        defer { closedir(descriptors) }
-        var target = [CChar](repeating: 0, count: 64)
-        while let entry = readdir(descriptors) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            let length = readlink("/proc/\(pid)/fd/\(name)", &target, target.count - 1)
-            guard length > 0 else { continue }
-            let link = String(decoding: target.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            // "socket:[12345]"
-            guard link.hasPrefix("socket:["), let inode = UInt64(link.dropFirst(8).dropLast()) else { continue }
-            if inodes.contains(inode) { return true }
-        }
-        return false
-    }
-
-    private static func readText(_ path: String) -> String? { try? TextFile.read(path) }
 }

@@ -1,10 +1,6 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import TuttiCore
 import TuttiDiscovery
+import TuttiIO
 import TuttiSession
 import TuttiWire
 
@@ -61,9 +57,5 @@ extension Peer {
     }
 
     /// This machine's host name, as `describe` reports it.
-    static var hostName: String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        gethostname(&buffer, buffer.count)
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
+    static var hostName: String { StateFiles.hostName }
 }

@@ -1,20 +1,16 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import Synchronization
+import TuttiIO
 
-/// One running peer per name and state directory: an exclusive `flock` on `<directory>/<name>.lock`, which
-/// holds the PID of the peer that has it. The kernel drops the lock when that process ends, however it ends,
-/// so a crash never leaves a stale lock behind; the file itself stays.
+/// One running peer per name and state directory: an exclusive lock on `<directory>/<name>.lock`
+/// (`ExclusiveLockFile`), which holds the PID of the peer that has it; a crash never leaves a stale lock.
 ///
 /// Two users on one host have different state directories, so each may run a peer of the same name: they
 /// have different IDs, Avahi publishes the second under another name ("stage #2"), and both are listed.
 ///
 /// Control plane: `acquire` at start-up (blocking file I/O), `release` from any thread.
 final class PeerNameLock: Sendable {
-    private let descriptor: Mutex<Int32>
+    private let file: ExclusiveLockFile
 
-    private init(descriptor: Int32) { self.descriptor = Mutex(descriptor) }
+    private init(file: ExclusiveLockFile) { self.file = file }
 
     /// Takes the lock for `name` in `directory` (which must exist) and writes this process's PID into it.
     ///
@@ -22,38 +18,21 @@ final class PeerNameLock: Sendable {
     ///   that the state directory is not writable.
     static func acquire(name: String, directory: String) throws(PeerError) -> PeerNameLock {
         let path = "\(directory)/\(name).lock"
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            throw PeerError(
-                "cannot write the peer's lock file \(path) (\(String(cString: strerror(errno)))); choose a writable state directory with --state-dir DIR"
-            )
+        do {
+            return PeerNameLock(file: try ExclusiveLockFile.acquire(path))
+        } catch {
+            switch error {
+            case .held(let holder):
+                let pid = holder.map { " (pid \($0))" } ?? ""
+                throw PeerError(
+                    "a peer named '\(name)' is already running on this host\(pid); give this one another name with --name OTHER")
+            case .system(let failure):
+                throw PeerError(
+                    "cannot write the peer's lock file \(path) (\(failure.reason)); choose a writable state directory with --state-dir DIR")
+            }
         }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            let holder = readPID(descriptor).map { " (pid \($0))" } ?? ""
-            close(descriptor)
-            throw PeerError("a peer named '\(name)' is already running on this host\(holder); give this one another name with --name OTHER")
-        }
-        let text = Array("\(getpid())\n".utf8)
-        _ = ftruncate(descriptor, 0)
-        _ = pwrite(descriptor, text, text.count, 0)
-        return PeerNameLock(descriptor: descriptor)
     }
 
     /// Lets another peer take the name. Idempotent.
-    func release() {
-        descriptor.withLock { descriptor in
-            guard descriptor >= 0 else { return }
-            close(descriptor)  // drops the flock
-            descriptor = -1
-        }
-    }
-
-    deinit { release() }
-
-    private static func readPID(_ descriptor: Int32) -> Int32? {
-        var buffer = [UInt8](repeating: 0, count: 32)
-        let count = pread(descriptor, &buffer, buffer.count, 0)
-        guard count > 0 else { return nil }
-        return Int32(String(decoding: buffer.prefix(count), as: UTF8.self).trimmingCharacters())
-    }
+    func release() { file.release() }
 }

@@ -4,7 +4,7 @@ import TuttiWire
 extension ConnectionLifecycle {
     /// What the edge must do, in order; each action that has an outcome names the input to feed back. A value;
     /// thread-safe: yes (any thread).
-    public enum Action: Hashable, Sendable {
+    package enum Action: Hashable, Sendable {
         /// Answer a control request (exactly once per `RequestID`).
         case reply(RequestID, ControlResponse)
         /// Send the offer to the endpoints in turn, within `within` overall when given → `.answered`,
@@ -27,22 +27,22 @@ extension ConnectionLifecycle {
     }
 
     /// Everything the edge needs to start a sending connection. A value; thread-safe: yes (any thread).
-    public struct SendPlan: Hashable, Sendable {
+    package struct SendPlan: Hashable, Sendable {
         /// The connection as `connected` reports it (with `rtpDestination` when the media host is a plain
         /// numeric address).
-        public var summary: ConnectionSummary
+        package var summary: ConnectionSummary
         /// The sender port's name.
-        public var port: String
+        package var port: String
         /// Where the packets go: a numeric address (with a `%zone` for link-local IPv6) when the reached
         /// endpoint or the control connection gave one; else the reached endpoint's host as given.
-        public var mediaHost: String
-        public var mediaPort: UInt16
-        public var ssrc: UInt32
-        public var payloadType: UInt8
+        package var mediaHost: String
+        package var mediaPort: UInt16
+        package var ssrc: UInt32
+        package var payloadType: UInt8
         /// Where teardown notices go; nil for a standard RTP receiver.
-        public var peerEndpoint: ControlEndpoint?
+        package var peerEndpoint: ControlEndpoint?
 
-        public init(
+        package init(
             summary: ConnectionSummary, port: String, mediaHost: String, mediaPort: UInt16, ssrc: UInt32, payloadType: UInt8,
             peerEndpoint: ControlEndpoint?
         ) {
@@ -58,22 +58,22 @@ extension ConnectionLifecycle {
 
     /// Everything the edge needs to start a receiving connection (besides its own configuration: period,
     /// loss timeout, concealment, drift compensation). A value; thread-safe: yes (any thread).
-    public struct ReceivePlan: Hashable, Sendable {
+    package struct ReceivePlan: Hashable, Sendable {
         /// The connection, `buffering`, with the negotiated format.
-        public var summary: ConnectionSummary
+        package var summary: ConnectionSummary
         /// The receiver port's name.
-        public var port: String
-        public var ssrc: UInt32
-        public var payloadType: UInt8
+        package var port: String
+        package var ssrc: UInt32
+        package var payloadType: UInt8
         /// The sender peer's control endpoint (teardown notices), when its host is known.
-        public var senderEndpoint: ControlEndpoint?
-        public var captureClock: CaptureClock
+        package var senderEndpoint: ControlEndpoint?
+        package var captureClock: CaptureClock
         /// The rate the port's device runs at for this stream (`Negotiation.deviceRate`).
-        public var deviceRate: Int
+        package var deviceRate: Int
         /// The sender's device clock as a drift-group key (`StreamOffer.remoteClockKey`).
-        public var remoteClock: String?
+        package var remoteClock: String?
 
-        public init(
+        package init(
             summary: ConnectionSummary, port: String, ssrc: UInt32, payloadType: UInt8, senderEndpoint: ControlEndpoint?,
             captureClock: CaptureClock, deviceRate: Int, remoteClock: String?
         ) {
@@ -91,7 +91,7 @@ extension ConnectionLifecycle {
 
 /// Something the peer's log tells the user about its connections and the peers it knows (the edge words the
 /// lines). A value; thread-safe: yes (any thread).
-public enum LifecycleEvent: Hashable, Sendable {
+package enum LifecycleEvent: Hashable, Sendable {
     /// A connect or an offer was refused here.
     case refused(source: PortReference, destination: PortReference, ControlFailure)
     /// A connect of a pair that is connected: nothing changed.

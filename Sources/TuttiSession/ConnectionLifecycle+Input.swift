@@ -6,7 +6,7 @@ extension ConnectionLifecycle {
     /// `RequestID`, by a `.reply` action now or when the connections it waits for are gone), presence news,
     /// and the outcomes of actions the edge performed. Randomness (connection IDs, SSRCs) comes in with the
     /// inputs. A value; thread-safe: yes (any thread).
-    public enum Input: Hashable, Sendable {
+    package enum Input: Hashable, Sendable {
         // MARK: Control requests
         /// `connect` from a client: `id` and `ssrc` (used only to a standard RTP receiver) are freshly drawn;
         /// `ports` is what the peer's ports can do now, by name.
@@ -51,7 +51,7 @@ extension ConnectionLifecycle {
     }
 
     /// A receiving stream's state as the edge polls it. A value; thread-safe: yes (any thread).
-    public enum MediaObservation: Hashable, Sendable {
+    package enum MediaObservation: Hashable, Sendable {
         /// Waiting to fill the buffer (no packets yet, or refilling).
         case buffering
         case playing
@@ -62,7 +62,7 @@ extension ConnectionLifecycle {
     }
 
     /// What a `describe` probe of another peer found. A value; thread-safe: yes (any thread).
-    public enum ProbeResult: Hashable, Sendable {
+    package enum ProbeResult: Hashable, Sendable {
         /// It answered, listing its connections.
         case listed([ConnectionSummary])
         /// Its host refused the control connection: no peer runs there.

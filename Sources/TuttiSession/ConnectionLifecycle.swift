@@ -13,18 +13,18 @@ import TuttiWire
 /// it go out then. The rows it implements are those of the design (house-lifecycle-design.md §2.2).
 ///
 /// Realtime-safe: no (allocates). Thread-safe: a value (any thread; the edge keeps it on its actor).
-public struct ConnectionLifecycle: Sendable {
+package struct ConnectionLifecycle: Sendable {
     /// Who this peer is: what offers and summaries name. A value; thread-safe: yes (any thread).
-    public struct Identity: Hashable, Sendable {
-        public var peerID: PeerID
+    package struct Identity: Hashable, Sendable {
+        package var peerID: PeerID
         /// The published name (changes on a collision: `.renamed`).
-        public var name: String
-        public var controlPort: UInt16
+        package var name: String
+        package var controlPort: UInt16
         /// The clock capture timestamps are counted on (`linkGhost` when the peer runs Link).
-        public var captureClock: CaptureClock
-        public var ports: [PortDescriptor]
+        package var captureClock: CaptureClock
+        package var ports: [PortDescriptor]
 
-        public init(peerID: PeerID, name: String, controlPort: UInt16, captureClock: CaptureClock, ports: [PortDescriptor]) {
+        package init(peerID: PeerID, name: String, controlPort: UInt16, captureClock: CaptureClock, ports: [PortDescriptor]) {
             self.peerID = peerID
             self.name = name
             self.controlPort = controlPort
@@ -35,23 +35,23 @@ public struct ConnectionLifecycle: Sendable {
 
     /// One control request, numbered by the edge; its reply is `Action.reply` with the same id. A value;
     /// thread-safe: yes (any thread).
-    public struct RequestID: Hashable, Comparable, Sendable, CustomStringConvertible {
-        public let rawValue: UInt64
-        public init(_ rawValue: UInt64) { self.rawValue = rawValue }
-        public static func < (lhs: RequestID, rhs: RequestID) -> Bool { lhs.rawValue < rhs.rawValue }
-        public var description: String { "#\(rawValue)" }
+    package struct RequestID: Hashable, Comparable, Sendable, CustomStringConvertible {
+        package let rawValue: UInt64
+        package init(_ rawValue: UInt64) { self.rawValue = rawValue }
+        package static func < (lhs: RequestID, rhs: RequestID) -> Bool { lhs.rawValue < rhs.rawValue }
+        package var description: String { "#\(rawValue)" }
     }
 
     /// What one of the peer's ports can do now (its device clock decides). A value; thread-safe: yes (any thread).
-    public struct PortNow: Hashable, Sendable {
+    package struct PortNow: Hashable, Sendable {
         /// Sender: the rates it can stream at now (only its running rate while it streams).
-        public var currentRates: [Int]
+        package var currentRates: [Int]
         /// Receiver: the rate it already runs at, which every new stream must use.
-        public var activeSampleRate: Int?
+        package var activeSampleRate: Int?
         /// Its device clock: "jack" or "system".
-        public var clock: String
+        package var clock: String
 
-        public init(currentRates: [Int], activeSampleRate: Int? = nil, clock: String) {
+        package init(currentRates: [Int], activeSampleRate: Int? = nil, clock: String) {
             self.currentRates = currentRates
             self.activeSampleRate = activeSampleRate
             self.clock = clock
@@ -83,22 +83,22 @@ public struct ConnectionLifecycle: Sendable {
     /// The RTP payload type of every stream this peer receives or sends to a standard receiver: the first
     /// dynamic one (RFC 3551 §6). Each connection has its own SSRC and UDP port, so one number serves all.
     /// Thread-safe: yes (a constant).
-    public static let payloadType: UInt8 = 96
+    package static let payloadType: UInt8 = 96
 
     /// Who this peer is (its name follows `.renamed`). Thread-safe: a value.
-    public internal(set) var identity: Identity
+    package internal(set) var identity: Identity
     /// Fixed for the lifecycle's life. Thread-safe: a value.
-    public let timeouts: LifecycleTimeouts
+    package let timeouts: LifecycleTimeouts
     /// The peers this peer knows (was `Peer.knownPeers`). Thread-safe: a value.
-    public internal(set) var directory: PeerDirectory
+    package internal(set) var directory: PeerDirectory
     /// Set by `.shutdown`: every later request is refused. Thread-safe: a value.
-    public internal(set) var isStopping = false
+    package internal(set) var isStopping = false
     var sending: [ConnectionID: Sending] = [:]
     var receiving: [ConnectionID: Receiving] = [:]
     var waiting: [RequestID: WaitingReply] = [:]
 
     /// A peer with no connections. Thread-safe: any thread.
-    public init(identity: Identity, timeouts: LifecycleTimeouts, directory: PeerDirectory = PeerDirectory()) {
+    package init(identity: Identity, timeouts: LifecycleTimeouts, directory: PeerDirectory = PeerDirectory()) {
         self.identity = identity
         self.timeouts = timeouts
         self.directory = directory
@@ -109,7 +109,7 @@ public struct ConnectionLifecycle: Sendable {
     /// Advances the lifecycle by one input at `now`; returns the actions to perform, in order. Never traps on
     /// any input: an outcome for an unknown connection, or one that does not fit its phase, does nothing
     /// (except a late answer, whose receiver is told to drop the connection). Thread-safe: a value.
-    public mutating func handle(_ input: Input, now: HostTime) -> [Action] {
+    package mutating func handle(_ input: Input, now: HostTime) -> [Action] {
         if isStopping, let refused = refusedWhileStopping(input) { return refused }
         switch input {
         case .connect(let request, let id, let ssrc, let ports, let requestID):
@@ -142,7 +142,7 @@ public struct ConnectionLifecycle: Sendable {
     /// Runs every deadline due at `now`: checks of an existing pair and offers that took too long, receivers
     /// that never played or stayed lost, probes of live senders' receivers and probes unanswered too long.
     /// Thread-safe: a value.
-    public mutating func tick(now: HostTime) -> [Action] {
+    package mutating func tick(now: HostTime) -> [Action] {
         var actions: [Action] = []
         for id in sending.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
             guard let entry = sending[id], let due = entry.dueDeadline, due <= now else { continue }
@@ -157,13 +157,13 @@ public struct ConnectionLifecycle: Sendable {
     }
 
     /// When `tick` must be called next, or nil when nothing is scheduled. Thread-safe: a value.
-    public var nextDeadline: HostTime? {
+    package var nextDeadline: HostTime? {
         let senders = sending.values.flatMap { [$0.dueDeadline, $0.nextProbe].compactMap { $0 } }
         return (senders + receiving.values.compactMap(\.deadline)).min()
     }
 
     /// The connections `describe` lists: live senders and receivers that started, by id. Thread-safe: a value.
-    public var liveSummaries: [ConnectionSummary] {
+    package var liveSummaries: [ConnectionSummary] {
         let sent = sending.values.compactMap { entry -> ConnectionSummary? in
             guard case .live = entry.phase else { return nil }
             return entry.summary

@@ -12,7 +12,7 @@ extension Negotiation {
     ///   - currentRates: the rates the port can stream at now (only its running rate while it streams).
     ///   - senderClock: the port's device clock, "jack" or "system" (`StreamOffer.senderClock`).
     /// Pure. Thread-safe: yes (any thread).
-    public static func offer(
+    package static func offer(
         id: ConnectionID, peerID: PeerID, source: PortReference, destination: PortReference, port: PortDescriptor,
         currentRates: [Int], senderClock: String, options: ConnectOptions, captureClock: CaptureClock, controlPort: UInt16
     ) -> StreamOffer {
@@ -31,7 +31,7 @@ extension Negotiation {
     ///   - runningFor: a connection the port streams now (named in the refusal); nil when only its JACK
     ///     server fixes the rate.
     /// Pure. Thread-safe: yes (any thread).
-    public static func senderRate(
+    package static func senderRate(
         _ rate: Int, source: PortReference, port: PortDescriptor, currentRates: [Int], runningFor: ConnectionSummary?
     ) -> NegotiationRefusal? {
         guard !currentRates.contains(rate) else { return nil }
@@ -48,7 +48,7 @@ extension Negotiation {
     /// one channel and at most the port's, the port sends its sample format, and an Opus stream runs at
     /// 48 kHz with 1 or 2 channels. The refusal names the receiving peer and the format.
     /// Pure. Thread-safe: yes (any thread).
-    public static func acceptAnswer(
+    package static func acceptAnswer(
         _ answer: StreamAnswer, to offer: StreamOffer, port: PortDescriptor
     ) -> Result<StreamFormat, NegotiationRefusal> {
         let format = answer.format

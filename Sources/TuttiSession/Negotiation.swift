@@ -2,42 +2,42 @@ import TuttiCore
 import TuttiWire
 
 /// Why a receiver refuses a stream offer; `message` is the one line the user sees.
-public struct NegotiationRefusal: Error, Hashable, Sendable, CustomStringConvertible {
-    public var code: ControlFailure.Code
-    public var message: String
+package struct NegotiationRefusal: Error, Hashable, Sendable, CustomStringConvertible {
+    package var code: ControlFailure.Code
+    package var message: String
 
-    public init(_ code: ControlFailure.Code, _ message: String) {
+    package init(_ code: ControlFailure.Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
-    public var description: String { message }
-    public var failure: ControlFailure { ControlFailure(code, message) }
+    package var description: String { message }
+    package var failure: ControlFailure { ControlFailure(code, message) }
 }
 
 /// What a receiver port can accept right now.
-public struct ReceiverCapabilities: Hashable, Sendable {
-    public var port: PortDescriptor
+package struct ReceiverCapabilities: Hashable, Sendable {
+    package var port: PortDescriptor
     /// The rate the port already runs at (it has live connections), which every new stream must use.
-    public var activeSampleRate: Int?
+    package var activeSampleRate: Int?
 
-    public init(port: PortDescriptor, activeSampleRate: Int? = nil) {
+    package init(port: PortDescriptor, activeSampleRate: Int? = nil) {
         self.port = port
         self.activeSampleRate = activeSampleRate
     }
 }
 
 /// Defaults chosen when the user leaves a field open.
-public struct NegotiationDefaults: Hashable, Sendable {
+package struct NegotiationDefaults: Hashable, Sendable {
     /// Frames per packet: 64 (1.3 ms at 48 kHz), low latency with modest packet rates.
-    public var packetFrames = 64
+    package var packetFrames = 64
     /// Target latency: 4 ms (one 64-frame packet and 2.67 ms of jitter slack at 48 kHz), and never less than
     /// one packet plus 2 ms. The slack is twice the 1.33 ms that still let a packet come late every 30 s in the
     /// lab's clean runs, so a LAN plays without a glitch; the adaptive buffer (`--latency auto`) goes lower
     /// where the network allows.
-    public var latencyMilliseconds: Double = 4
+    package var latencyMilliseconds: Double = 4
 
-    public init() {}
+    package init() {}
 }
 
 /// The receiver's side of negotiation: chooses a stream format from the sender's offer, the receiver
@@ -50,8 +50,8 @@ public struct NegotiationDefaults: Hashable, Sendable {
 /// sample format is the user's choice if both support it, else the receiver's first supported one; the
 /// packet size and latency come from the options or the defaults, and must fit `StreamLimits`.
 /// Pure: no I/O. Thread-safe: yes.
-public enum Negotiation {
-    public static func chooseFormat(
+package enum Negotiation {
+    package static func chooseFormat(
         offer: StreamOffer, receiver: ReceiverCapabilities, defaults: NegotiationDefaults = NegotiationDefaults()
     ) -> Result<StreamFormat, NegotiationRefusal> {
         chooseFormat(
@@ -258,7 +258,7 @@ public enum Negotiation {
 
     /// The receiver's device rate for a stream negotiated with `chooseFormat`: the rate its port already runs
     /// at, else the stream's if the port supports it, else the port's first (the receiver converts).
-    public static func deviceRate(for format: StreamFormat, receiver: ReceiverCapabilities) -> Int {
+    package static func deviceRate(for format: StreamFormat, receiver: ReceiverCapabilities) -> Int {
         if let active = receiver.activeSampleRate { return active }
         return receiver.port.sampleRates.contains(format.sampleRate)
             ? format.sampleRate : receiver.port.sampleRates.first ?? format.sampleRate

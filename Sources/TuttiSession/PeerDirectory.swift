@@ -9,33 +9,33 @@ import TuttiWire
 /// - a bye forgets the peer by id; Avahi's removal forgets it by name.
 ///
 /// Pure value; thread-safe: yes (any thread).
-public struct PeerDirectory: Hashable, Sendable {
+package struct PeerDirectory: Hashable, Sendable {
     /// Known peers by name.
-    public private(set) var peers: [String: KnownPeer] = [:]
+    package private(set) var peers: [String: KnownPeer] = [:]
 
     /// A directory of the peers named on the command line (no id: named by their endpoint).
-    public init(explicit endpoints: [ControlEndpoint] = []) {
+    package init(explicit endpoints: [ControlEndpoint] = []) {
         for endpoint in endpoints {
             peers[endpoint.description] = KnownPeer(name: endpoint.description, id: nil, endpoints: [endpoint])
         }
     }
 
     /// Every known peer, by name.
-    public var knownPeers: [KnownPeer] { peers.values.sorted { $0.name < $1.name } }
+    package var knownPeers: [KnownPeer] { peers.values.sorted { $0.name < $1.name } }
 
     /// Where `name` (case-insensitive, as DNS-SD names compare) listens for control, or nil when unknown.
-    public func endpoints(forPeer name: String) -> [ControlEndpoint]? {
+    package func endpoints(forPeer name: String) -> [ControlEndpoint]? {
         let lowered = name.lowercased()
         return peers.values.filter { $0.name.lowercased() == lowered }.min { $0.name < $1.name }?.endpoints
     }
 
     /// The name a known peer has now.
-    public func name(of id: PeerID) -> String? {
+    package func name(of id: PeerID) -> String? {
         peers.values.filter { $0.id == id }.map(\.name).min()
     }
 
     /// A peer said hello from `endpoint`. Returns whether it is new here.
-    public mutating func introduced(_ presence: PeerPresence, from endpoint: ControlEndpoint) -> Bool {
+    package mutating func introduced(_ presence: PeerPresence, from endpoint: ControlEndpoint) -> Bool {
         if let holder = peers[presence.name], holder.id != nil, holder.id != presence.id { return false }
         forget(id: presence.id, except: presence.name)
         guard peers[presence.name] == nil else { return false }
@@ -44,7 +44,7 @@ public struct PeerDirectory: Hashable, Sendable {
     }
 
     /// Avahi found (or updated) a peer. Returns whether it is new here.
-    public mutating func found(_ peer: KnownPeer) -> Bool {
+    package mutating func found(_ peer: KnownPeer) -> Bool {
         let isNew = peers[peer.name] == nil
         if let id = peer.id { forget(id: id, except: peer.name) }
         peers[peer.name] = peer
@@ -52,12 +52,12 @@ public struct PeerDirectory: Hashable, Sendable {
     }
 
     /// Avahi withdrew the peer's name. Returns whether it was known.
-    public mutating func removed(name: String) -> Bool {
+    package mutating func removed(name: String) -> Bool {
         peers.removeValue(forKey: name) != nil
     }
 
     /// The peer said bye: forgotten by id. Returns the name it had.
-    public mutating func left(id: PeerID) -> String? {
+    package mutating func left(id: PeerID) -> String? {
         guard let name = name(of: id) else { return nil }
         peers.removeValue(forKey: name)
         return name

@@ -3,9 +3,9 @@ import TuttiWire
 
 /// The refusals that come before format negotiation: the named ports must exist and face the right way.
 /// Pure. Thread-safe: yes.
-public enum PortSelection {
+package enum PortSelection {
     /// The sender port that `reference` names among `ports`, or why it cannot send.
-    public static func source(_ reference: PortReference, in ports: [PortDescriptor]) -> Result<PortDescriptor, NegotiationRefusal> {
+    package static func source(_ reference: PortReference, in ports: [PortDescriptor]) -> Result<PortDescriptor, NegotiationRefusal> {
         guard let port = ports.first(where: { $0.name == reference.port }) else {
             return .failure(
                 NegotiationRefusal(.unknownPort, "peer \(reference.peer) has no port '\(reference.port)' (ports: \(names(ports)))"))
@@ -19,7 +19,7 @@ public enum PortSelection {
     }
 
     /// The receiver port that `reference` names among `ports`, or why it cannot receive.
-    public static func destination(_ reference: PortReference, in ports: [PortDescriptor]) -> Result<PortDescriptor, NegotiationRefusal> {
+    package static func destination(_ reference: PortReference, in ports: [PortDescriptor]) -> Result<PortDescriptor, NegotiationRefusal> {
         guard let port = ports.first(where: { $0.name == reference.port }) else {
             return .failure(
                 NegotiationRefusal(.unknownPort, "peer \(reference.peer) has no port '\(reference.port)' (ports: \(names(ports)))"))

@@ -17,16 +17,16 @@ import TuttiWire
 ///   buffer, and a standard receiver has its own. The format keeps negotiation's default target, unused.
 ///
 /// Pure: no I/O. Thread-safe: yes.
-public enum StandardReceiverFormat {
+package enum StandardReceiverFormat {
     /// The sample format a standard receiver gets unless the user asks for another.
-    public static let defaultSampleFormat = SampleFormat.l16
+    package static let defaultSampleFormat = SampleFormat.l16
 
     /// Chooses the stream's format, or refuses in one line.
     ///
     /// - Parameters:
     ///   - port: the sender port (its channels and formats).
     ///   - currentRates: the rates the port can stream at now (only its running rate while it streams).
-    public static func chooseFormat(
+    package static func chooseFormat(
         source: PortReference, destination: RTPDestination, port: PortDescriptor, currentRates: [Int],
         options: ConnectOptions, defaults: NegotiationDefaults = NegotiationDefaults()
     ) -> Result<StreamFormat, NegotiationRefusal> {

@@ -88,7 +88,7 @@ let package = Package(
             name: "TuttiPeer",
             dependencies: [
                 "TuttiCore", "TuttiWire", "TuttiStream", "TuttiSession", "TuttiIO", "TuttiDiscovery", "TuttiJACK",
-                "TuttiEngine",
+                "TuttiEngine", "TuttiProcess",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -98,7 +98,7 @@ let package = Package(
         .executableTarget(
             name: "tutti",
             dependencies: [
-                "TuttiCore", "TuttiWire", "TuttiClock", "TuttiPeer", "TuttiEngine", "TuttiAnalysis", "TuttiIO",
+                "TuttiCore", "TuttiWire", "TuttiClock", "TuttiPeer", "TuttiEngine", "TuttiAnalysis", "TuttiIO", "TuttiProcess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
@@ -134,7 +134,7 @@ let package = Package(
         .testTarget(
             name: "TuttiPeerTests",
             dependencies: [
-                "TuttiPeer", "TuttiCore", "TuttiWire", "TuttiEngine", "TuttiIO", "TuttiAnalysis", "TuttiTesting",
+                "TuttiPeer", "TuttiCore", "TuttiWire", "TuttiEngine", "TuttiIO", "TuttiAnalysis", "TuttiProcess", "TuttiTesting",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strict),

@@ -1,5 +1,6 @@
 import TuttiCore
 import TuttiIO
+import TuttiProcess
 
 /// Raw PCM encodings for stdin sources and stdout sinks (little-endian, interleaved, as `aplay`/`sox` use).
 public enum RawPCMEncoding: String, Sendable, Hashable, CaseIterable {
@@ -51,6 +52,8 @@ public struct PortConfiguration: Sendable, Hashable {
     public enum Role: Sendable, Hashable {
         case sender(AudioSource)
         case receiver(AudioSink)
+        /// Audio in, through the processor, out again (a filter port of a pipeline).
+        case filter(ProcessorSpecification)
     }
 
     public var descriptor: PortDescriptor
@@ -87,6 +90,16 @@ public struct PortConfiguration: Sendable, Hashable {
                 name: name, title: title ?? "Tone \(Int(frequency)) Hz", kind: .sender, channels: channels,
                 sampleRates: sampleRates),
             role: .sender(.tone(frequency: frequency, amplitude: amplitude)))
+    }
+
+    /// A filter port running `processor`.
+    public static func filter(
+        name: String, processor: ProcessorSpecification, channels: Int = 2, sampleRates: [Int] = [48_000, 44_100, 96_000]
+    ) -> PortConfiguration {
+        PortConfiguration(
+            descriptor: PortDescriptor(
+                name: name, title: processor.description, kind: .filter, channels: channels, sampleRates: sampleRates),
+            role: .filter(processor))
     }
 
     /// A receiver port with the given sink.

@@ -54,7 +54,7 @@ extension Peer {
         case .sendOffer(let id, let offer, let endpoints, let within):
             launch { await Self.offer(offer, id: id, to: endpoints, within: within, over: transport) }
         case .startSending(let plan):
-            startSending(plan)
+            launch { await self.startSending(plan) }
         case .startReceiving(let plan):
             launch {
                 await self.startReceiving(plan)

@@ -8,17 +8,27 @@ import TuttiWire
 extension Peer {
     /// What each receiver port can take now, by name (a port already playing takes new streams at its rate).
     var receiverPortsNow: [String: ConnectionLifecycle.PortNow] {
-        receiverPorts.mapValues { port in
+        var ports = receiverPorts.mapValues { port in
             ConnectionLifecycle.PortNow(
                 currentRates: [], activeSampleRate: port.activeSampleRate, clock: port.configuration.isJACK ? "jack" : "system")
         }
+        for (name, port) in filterPorts {
+            ports[name] = ConnectionLifecycle.PortNow(currentRates: [], activeSampleRate: port.activeSampleRate, clock: "system")
+        }
+        return ports
+    }
+
+    /// The receiver or filter port `name` plays into.
+    func receivingPort(_ name: String) -> ReceivingPort? {
+        if let port = receiverPorts[name] { return .receiver(port) }
+        return filterPorts[name].map { .filter($0) }
     }
 
     /// Makes the connection's stream receiver and adds it to its port (its media socket, its device clock);
     /// feeds `.started` with the UDP port the sender sends to, or `.startFailed`.
     func startReceiving(_ plan: ConnectionLifecycle.ReceivePlan) async {
         let id = plan.summary.id
-        guard let port = receiverPorts[plan.port] else {
+        guard let port = receivingPort(plan.port) else {
             step(.startFailed(id, .receiving, message: "no receiver port \(plan.port)"))
             return
         }
@@ -51,7 +61,7 @@ extension Peer {
         )
         if let take, let path = take.path {
             logger.info(
-                "receiver \(entry.port.descriptor.name): take \(path) closed, \((take.seconds * 10).rounded() / 10) s\(take.failure.map { " (\($0))" } ?? "")"
+                "receiver \(entry.port.name): take \(path) closed, \((take.seconds * 10).rounded() / 10) s\(take.failure.map { " (\($0))" } ?? "")"
             )
         }
     }

@@ -10,36 +10,40 @@ extension Peer {
     /// What each sender port can stream at now, by name (a port's device clock runs at one rate for all its
     /// connections).
     var senderPortsNow: [String: ConnectionLifecycle.PortNow] {
-        senderPorts.mapValues { port in
+        var ports = senderPorts.mapValues { port in
             ConnectionLifecycle.PortNow(currentRates: port.currentRates, clock: port.configuration.isJACK ? "jack" : "system")
         }
+        for (name, port) in filterPorts { ports[name] = ConnectionLifecycle.PortNow(currentRates: port.currentRates, clock: "system") }
+        return ports
     }
 
-    /// Opens the connection's destination on its port's media socket and adds it to the port; feeds `.started`
-    /// or `.startFailed`. A media host that is not an address literal (the lifecycle passes one only when the
+    /// The sender or filter port `name` sends from.
+    func sendingPort(_ name: String) -> SendingPort? {
+        if let port = senderPorts[name] { return .sender(port) }
+        return filterPorts[name].map { .filter($0) }
+    }
+
+    /// Opens the connection's destination on its port's media socket and adds it to the port: `.started` or
+    /// `.startFailed`. A media host that is not an address literal (the lifecycle passes one only when the
     /// control connection gave none) is resolved off the actor.
-    func startSending(_ plan: ConnectionLifecycle.SendPlan) {
-        if let address = try? UDPAddress(numericHost: plan.mediaHost, port: plan.mediaPort) {
-            step(startSending(plan, to: address))
-            return
-        }
-        Task {
+    func startSending(_ plan: ConnectionLifecycle.SendPlan) async -> ConnectionLifecycle.Input {
+        let address: UDPAddress
+        if let numeric = try? UDPAddress(numericHost: plan.mediaHost, port: plan.mediaPort) {
+            address = numeric
+        } else {
             let resolved = await Task.detached { () -> Result<UDPAddress, SystemError> in
                 do throws(SystemError) { return .success(try UDPAddress(host: plan.mediaHost, port: plan.mediaPort)) } catch {
                     return .failure(error)
                 }
             }.value
             switch resolved {
-            case .success(let address): self.step(self.startSending(plan, to: address))
+            case .success(let found): address = found
             case .failure(let error):
-                self.step(.startFailed(plan.summary.id, .sending, message: "cannot resolve \(plan.mediaHost): \(error)"))
+                return .startFailed(plan.summary.id, .sending, message: "cannot resolve \(plan.mediaHost): \(error)")
             }
         }
-    }
-
-    private func startSending(_ plan: ConnectionLifecycle.SendPlan, to address: UDPAddress) -> ConnectionLifecycle.Input {
         let id = plan.summary.id
-        guard let port = senderPorts[plan.port] else {
+        guard let port = sendingPort(plan.port) else {
             return .startFailed(id, .sending, message: "no sender port \(plan.port)")
         }
         do {
@@ -47,7 +51,7 @@ extension Peer {
             let connection = SendConnection(
                 summary: plan.summary, destination: socket.destination(address), peerEndpoint: plan.peerEndpoint, ssrc: plan.ssrc,
                 payloadType: plan.payloadType, maxPeriodFrames: configuration.periodFrames)
-            try port.add(connection)
+            try await port.add(connection)
             sending[id] = (connection, port)
             return .started(id, .sending, mediaPort: nil)
         } catch {

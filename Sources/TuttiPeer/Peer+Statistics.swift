@@ -12,7 +12,8 @@ extension Peer {
         return PeerDescription(
             id: id, name: name, host: Self.hostName, protocolVersion: ControlProtocol.version,
             ports: configuration.ports.map(\.descriptor), connections: connections,
-            knownPeers: lifecycle.directory.knownPeers, runningSampleRates: runningSampleRates)
+            knownPeers: lifecycle.directory.knownPeers, runningSampleRates: runningSampleRates,
+            filters: filterPorts.isEmpty ? nil : filterStates)
     }
 
     /// The rate of every port that runs now (a sender while it streams or a jack port; a receiver while it plays).
@@ -20,6 +21,7 @@ extension Peer {
         var rates = [String: Int]()
         for (name, port) in senderPorts { rates[name] = port.activeSampleRate }
         for (name, port) in receiverPorts { rates[name] = port.activeSampleRate }
+        for (name, port) in filterPorts { rates[name] = port.activeSampleRate }
         return rates
     }
 
@@ -29,14 +31,14 @@ extension Peer {
         let sent = sending.values.map { entry in
             var figures = entry.connection.statistics()
             figures.deviceOverruns = entry.port.deviceOverruns
-            if entry.port.configuration.isJACK { figures.deviceProblem = problem }
+            if entry.port.isJACK { figures.deviceProblem = problem }
             return figures
         }
         let received = receiving.values.map { entry in
             var figures = entry.connection.statistics()
             figures.deviceOverruns = entry.port.deviceOverruns
             figures.strayDatagrams = entry.port.strayDatagrams
-            if entry.port.configuration.isJACK { figures.deviceProblem = problem }
+            if entry.port.isJACK { figures.deviceProblem = problem }
             return figures
         }
         return (sent + received).sorted { $0.id.rawValue < $1.id.rawValue }

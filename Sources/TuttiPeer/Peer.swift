@@ -53,9 +53,10 @@ public actor Peer {
     let engine: MediaEngine
     var senderPorts: [String: SenderPort] = [:]
     var receiverPorts: [String: ReceiverPort] = [:]
+    var filterPorts: [String: FilterPort] = [:]
     /// The engine objects of the connections that started, by id (a peer connected to itself has both).
-    var sending: [ConnectionID: (connection: SendConnection, port: SenderPort)] = [:]
-    var receiving: [ConnectionID: (connection: ReceiveConnection, port: ReceiverPort)] = [:]
+    var sending: [ConnectionID: (connection: SendConnection, port: SendingPort)] = [:]
+    var receiving: [ConnectionID: (connection: ReceiveConnection, port: ReceivingPort)] = [:]
     /// What each receiving stream was last seen doing (fed to the lifecycle on change).
     var observations: [ConnectionID: ConnectionLifecycle.MediaObservation] = [:]
 
@@ -179,6 +180,10 @@ public actor Peer {
             case .receiver(let sink):
                 receiverPorts[port.descriptor.name] = ReceiverPort(
                     configuration: port, sink: sink, engine: engine, captureClock: captureClock)
+            case .filter(let processor):
+                filterPorts[port.descriptor.name] = FilterPort(
+                    descriptor: port.descriptor, processor: processor, engine: engine, captureClock: captureClock,
+                    outputClock: link == nil ? .realtime : .linkGhost)
             }
         }
     }
@@ -235,6 +240,7 @@ public actor Peer {
         }
         for port in senderPorts.values { await port.shutdown() }
         for port in receiverPorts.values { await port.shutdown() }
+        for port in filterPorts.values { await port.shutdown() }
         jack?.close()
         await server.close()
         nameLock.release()
@@ -268,6 +274,7 @@ public actor Peer {
         case .bye(let presence):
             step(.bye(presence))
             return .done
+        case .setParameters(let body): return setParameters(body)
         }
     }
 }

@@ -37,7 +37,7 @@ public struct LimiterProcessor: @unchecked Sendable {
     public init(sampleRate: Int, channels: Int, ceilingDB: Double = -1, releaseMilliseconds: Double = 50) {
         self.sampleRate = sampleRate
         self.channels = channels
-        latencyFrames = max(1, sampleRate * 3 / 2_000)
+        latencyFrames = Self.lookaheadFrames(sampleRate: sampleRate)
         ceiling = Float(pow(10, ceilingDB / 20))
         releaseCoefficient = Self.release(releaseMilliseconds, sampleRate: sampleRate)
         owners = [
@@ -50,6 +50,9 @@ public struct LimiterProcessor: @unchecked Sendable {
         held.update(repeating: 1)
         heldSum = Double(latencyFrames + 1)
     }
+
+    /// The lookahead at `sampleRate`: 1.5 ms.
+    public static func lookaheadFrames(sampleRate: Int) -> Int { max(1, sampleRate * 3 / 2_000) }
 
     static func release(_ milliseconds: Double, sampleRate: Int) -> Float {
         Float(exp(-1 / (milliseconds / 1_000 * Double(sampleRate))))

@@ -60,6 +60,11 @@ public struct ProcessorSpecification: Hashable, Sendable, Codable, CustomStringC
         return index
     }
 
+    /// Frames by which the processor's output lags its input at `sampleRate` (its processing latency).
+    public func latencyFrames(sampleRate: Int) -> Int {
+        name == BuiltInProcessor.Kind.limiter.rawValue ? LimiterProcessor.lookaheadFrames(sampleRate: sampleRate) : 0
+    }
+
     /// A parameter's value by name (its default if the name is not one of this processor's).
     public func value(of parameter: String) -> Double {
         guard let index = parameters.firstIndex(where: { $0.name == parameter }) else { return 0 }

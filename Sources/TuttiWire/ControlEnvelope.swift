@@ -168,6 +168,7 @@ private struct RequestBox: Codable {
         case "teardown": message = .teardown(try container.decode(TeardownNotice.self, forKey: .body))
         case "hello": message = .hello(try container.decode(PeerPresence.self, forKey: .body))
         case "bye": message = .bye(try container.decode(PeerPresence.self, forKey: .body))
+        case "set": message = .setParameters(try container.decode(SetParametersRequest.self, forKey: .body))
         default: throw ControlDecodingError.unknownType(type)
         }
         envelope = ControlEnvelope(id: id, message: message, version: version)
@@ -185,6 +186,7 @@ private struct RequestBox: Codable {
         case .disconnect(let body): try container.encode(body, forKey: .body)
         case .teardown(let body): try container.encode(body, forKey: .body)
         case .hello(let body), .bye(let body): try container.encode(body, forKey: .body)
+        case .setParameters(let body): try container.encode(body, forKey: .body)
         }
     }
 }
@@ -208,6 +210,7 @@ private struct ResponseBox: Codable {
         case "disconnected": message = .disconnected(count: try container.decode(DisconnectedBody.self, forKey: .body).count)
         case "done": message = .done
         case "statistics": message = .statistics(try container.decode([ConnectionStatistics].self, forKey: .body))
+        case "filter": message = .filter(try container.decode(FilterState.self, forKey: .body))
         case "error": message = .failure(try container.decode(ControlFailure.self, forKey: .body))
         default: throw ControlDecodingError.unknownType(type)
         }
@@ -226,6 +229,7 @@ private struct ResponseBox: Codable {
         case .answer(let body): try container.encode(body, forKey: .body)
         case .disconnected(let count): try container.encode(DisconnectedBody(count: count), forKey: .body)
         case .statistics(let body): try container.encode(body, forKey: .body)
+        case .filter(let body): try container.encode(body, forKey: .body)
         case .failure(let body): try container.encode(body, forKey: .body)
         }
     }

@@ -184,6 +184,8 @@ public enum ControlRequest: Hashable, Sendable {
     case hello(PeerPresence)
     /// peer → peer: → `.done`
     case bye(PeerPresence)
+    /// → `.filter` (the filter port's processor after the change) or `.failure`
+    case setParameters(SetParametersRequest)
 
     /// The wire name in the envelope's `type` field.
     public var typeName: String {
@@ -196,6 +198,7 @@ public enum ControlRequest: Hashable, Sendable {
         case .statistics: "statistics"
         case .hello: "hello"
         case .bye: "bye"
+        case .setParameters: "set"
         }
     }
 }
@@ -210,6 +213,8 @@ public enum ControlResponse: Hashable, Sendable {
     case disconnected(count: Int)
     case done
     case statistics([ConnectionStatistics])
+    /// A filter port's processor (the answer to `setParameters`).
+    case filter(FilterState)
     case failure(ControlFailure)
 
     public var typeName: String {
@@ -221,6 +226,7 @@ public enum ControlResponse: Hashable, Sendable {
         case .disconnected: "disconnected"
         case .done: "done"
         case .statistics: "statistics"
+        case .filter: "filter"
         case .failure: "error"
         }
     }

@@ -219,12 +219,16 @@ public struct PeerDescription: Hashable, Sendable, Codable {
     /// for all its connections, so this is the only rate it can take another connection at). Nil from
     /// older peers.
     public var runningSampleRates: [String: Int]?
+    /// Each filter port's processor now, with its parameters and latency. Nil from older peers.
+    public var filters: [FilterState]?
 
     public init(
         id: PeerID, name: String, host: String, protocolVersion: Int, ports: [PortDescriptor],
-        connections: [ConnectionSummary], knownPeers: [KnownPeer], runningSampleRates: [String: Int]? = nil
+        connections: [ConnectionSummary], knownPeers: [KnownPeer], runningSampleRates: [String: Int]? = nil,
+        filters: [FilterState]? = nil
     ) {
         self.runningSampleRates = runningSampleRates
+        self.filters = filters
         self.id = id
         self.name = name
         self.host = host

@@ -40,7 +40,24 @@ public enum ControlValidation {
             try checkText(body.name, "name")
             try require(body.name.utf8.count <= 63, "name is longer than 63 bytes")
             try require(body.controlPort != 0, "controlPort must not be 0")
+        case .setParameters(let body):
+            try require(PortDescriptor.isValidName(body.port), "port '\(body.port.prefix(40))' is not a port name")
+            try require((1...16).contains(body.settings.count), "settings must list 1 to 16 parameters")
+            for setting in body.settings {
+                try checkText(setting.name, "settings.name")
+                try checkText(setting.value, "settings.value")
+                try require(setting.name.utf8.count <= 32 && setting.value.utf8.count <= 32, "a setting is longer than 32 bytes")
+            }
         }
+    }
+
+    /// A filter's state: a port name, a bounded processor text, a latency and a rate in range.
+    static func check(_ state: FilterState) throws(ControlDecodingError) {
+        try require(PortDescriptor.isValidName(state.port), "filter port '\(state.port.prefix(40))' is not a port name")
+        try checkText(state.processor, "filter.processor")
+        try require(state.processor.utf8.count <= 512, "filter.processor is longer than 512 bytes")
+        try require((0...StreamLimits.sampleRates.upperBound).contains(state.latencyFrames), "filter.latencyFrames out of range")
+        try require(StreamLimits.sampleRates.contains(state.sampleRate), "filter.sampleRate out of range")
     }
 
     public static func validate(_ response: ControlResponse) throws(ControlDecodingError) {
@@ -53,6 +70,10 @@ public enum ControlValidation {
             for port in body.ports { try check(port) }
             try checkList(body.connections, "connections")
             for connection in body.connections { try check(connection) }
+            if let filters = body.filters {
+                try checkList(filters, "filters")
+                for filter in filters { try check(filter) }
+            }
             try checkList(body.knownPeers, "knownPeers")
             for peer in body.knownPeers {
                 try checkText(peer.name, "knownPeers.name")
@@ -81,6 +102,8 @@ public enum ControlValidation {
                 try check(entry.destination, "destination")
                 try check(entry.format)
             }
+        case .filter(let state):
+            try check(state)
         case .failure(let failure):
             // The CLI prints it: one line, no terminal escapes.
             try require(failure.message.utf8.count <= 1024, "error message too long")

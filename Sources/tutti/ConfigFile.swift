@@ -32,7 +32,7 @@ struct ConfigFile {
         var config = ConfigFile()
         let known: Set<String> = [
             "name", "control-port", "period", "conceal", "realtime-priority", "state-dir", "discovery", "link", "peers", "sender",
-            "receiver",
+            "receiver", "filter",
         ]
         if let unknown = table.keys.sorted().first(where: { !known.contains($0) }) {
             throw CLIError("config \(path): unknown key '\(unknown)' (known: \(known.sorted().joined(separator: ", ")))")
@@ -64,7 +64,7 @@ struct ConfigFile {
                 config.peers.append(endpoint)
             }
         }
-        for (key, kind) in [("sender", PortKind.sender), ("receiver", PortKind.receiver)] {
+        for (key, kind) in [("sender", PortKind.sender), ("receiver", PortKind.receiver), ("filter", PortKind.filter)] {
             guard let value = table[key] else { continue }
             guard let array = value.array else { throw CLIError("config \(path): use [[\(key)]] tables for ports") }
             for item in array {

@@ -14,6 +14,10 @@ struct ConnectCommand: AsyncParsableCommand {
             connected and the reason is printed.
             Example: tutti connect stage:out foh:in --latency 8
 
+            A pipeline through filter ports, in one command: every port after the first is connected to the one
+            before it, with the same options; if one hop cannot be connected, the hops made before it are undone.
+            Example: tutti connect stage:out fx:vox foh:in
+
             To a standard RTP receiver (ffmpeg, GStreamer, PipeWire's RTP source), give rtp://HOST:PORT with \
             a numeric IPv4 or [IPv6] address (never a DNS name). The sender's peer chooses the format: \
             --format, else L16; --rate, else 48000 Hz if the port can; --channels, else the port's (at most 2 \
@@ -28,6 +32,9 @@ struct ConnectCommand: AsyncParsableCommand {
 
     @Argument(help: ArgumentHelp("The receiver port, or a standard RTP receiver's address.", valueName: "PEER:PORT|rtp://HOST:PORT"))
     var destinationText: String
+
+    @Argument(help: ArgumentHelp("Further ports of a pipeline: each is connected to the one before it.", valueName: "PEER:PORT"))
+    var pipelineTexts: [String] = []
 
     @Option(
         help: ArgumentHelp(
@@ -107,9 +114,24 @@ struct ConnectCommand: AsyncParsableCommand {
     var source: PortArgument { get throws { try PortArgument(parsing: sourceText) } }
     var destination: ConnectTarget { get throws { try ConnectTarget(parsing: destinationText) } }
 
+    /// Every hop of the command: (source, destination) pairs, the pipeline's ports in order.
+    var hops: [(source: PortArgument, destination: ConnectTarget)] {
+        get throws {
+            var hops = [(source: try source, destination: try destination)]
+            for text in pipelineTexts {
+                guard case .port(let previous) = hops[hops.count - 1].destination else {
+                    throw ValidationError("an rtp:// destination ends a pipeline; give it last")
+                }
+                hops.append((source: previous, destination: try ConnectTarget(parsing: text)))
+            }
+            return hops
+        }
+    }
+
     func validate() throws {
         _ = try source
         _ = try destination
+        _ = try hops
         try Self.check(rate, "--rate", StreamLimits.sampleRates, unit: " Hz")
         try Self.check(channels, "--channels", StreamLimits.channels)
         try Self.check(frames, "--frames", StreamLimits.packetFrames)
@@ -145,11 +167,39 @@ struct ConnectCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors(json: json, as: { Result(status: "error", error: $0) }) {
-            let source = try self.source
-            let destination = try self.destination
-            var wanted = [source.peer]
-            if case .port(let argument) = destination { wanted.append(argument.peer) }
+            let hops = try self.hops
+            var wanted = [hops[0].source.peer]
+            for hop in hops { if case .port(let argument) = hop.destination { wanted.append(argument.peer) } }
             let peers = await session.findPeers(wanted: wanted)
+            // The hops this command connected (not those that were connected already), to undo if a later one fails.
+            var made: [(summary: ConnectionSummary, sender: SessionPeer)] = []
+            for (index, hop) in hops.enumerated() {
+                do {
+                    let (summary, sender, isNew) = try await connect(hop.source, to: hop.destination, in: peers)
+                    if isNew { made.append((summary, sender)) }
+                } catch {
+                    // Nothing half-connected: undo what this command made before the hop that failed.
+                    for (summary, sender) in made.reversed() {
+                        _ = try? await ControlClient.send(
+                            .disconnect(DisconnectRequest(connectionID: summary.id)), toAnyOf: sender.endpoints)
+                    }
+                    guard index > 0 else { throw error }
+                    let undone =
+                        made.isEmpty
+                        ? "nothing to undo"
+                        : "undone: " + made.map { "\($0.summary.source) → \($0.summary.destination)" }.joined(separator: ", ")
+                    throw CLIError("\(error) (hop \(index + 1) of \(hops.count); \(undone))")
+                }
+            }
+        }
+    }
+
+    /// Connects one hop and prints it; returns the connection, the peer that sends it, and whether this command
+    /// made it (not already connected).
+    private func connect(
+        _ source: PortArgument, to destination: ConnectTarget, in peers: [SessionPeer]
+    ) async throws -> (ConnectionSummary, SessionPeer, isNew: Bool) {
+        do {
             let (sender, sourcePort) = try session.resolve(source, as: .sender, in: peers)
             let choice = latency.flatMap(LatencyChoice.init)
             let opus = try opusSettings()
@@ -181,8 +231,8 @@ struct ConnectCommand: AsyncParsableCommand {
             let reached: ControlEndpoint
             do {
                 (response, reached) = try await ControlClient.send(.connect(request), toAnyOf: sender.endpoints, timeout: .seconds(8))
-            } catch let failure as ControlFailure {
-                throw CLIError("cannot connect \(sourceReference) to \(request.destination): \(failure.message)")
+            } catch {
+                throw CLIError("cannot connect \(sourceReference) to \(request.destination): \(error.message)")
             }
             let summary: ConnectionSummary
             let status: String
@@ -221,6 +271,7 @@ struct ConnectCommand: AsyncParsableCommand {
                 }
                 if !json { print("SDP written to \(sdp)") }
             }
+            return (summary, sender, status == "connected")
         }
     }
 

@@ -50,7 +50,10 @@ struct ListCommand: AsyncParsableCommand {
             let rateText =
                 description.runningSampleRates?[port.name].map { port.sampleRates == [$0] ? "\($0) Hz" : "\($0) Hz now (\(rates))" }
                 ?? "\(rates) Hz"
-            lines.append("  \(pad(port.kind.rawValue, 8)) \(pad(port.name, nameWidth))  \(port.channels)ch  \(rateText)  \(port.title)")
+            // A filter shows its processor as it is now (values set live), not the title it started with.
+            let title =
+                description.filters?.first { $0.port == port.name }.map { "\($0)".dropFirst(port.name.count + 2) } ?? port.title[...]
+            lines.append("  \(pad(port.kind.rawValue, 8)) \(pad(port.name, nameWidth))  \(port.channels)ch  \(rateText)  \(title)")
         }
         for connection in description.connections {
             let arrow = connection.role == .sending ? "→" : "←"

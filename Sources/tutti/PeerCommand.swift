@@ -24,10 +24,17 @@ struct PeerCommand: AsyncParsableCommand {
                          stdout (encoding=s16le|s24le|f32le)
                          null
                          jack   (connect=CLIENT:PORT_PREFIX) JACK output ports NAME_1…NAME_N
+              filters:   gain    (db=0)
+                         delay   (ms=0)
+                         eq      (freq=1000, db=0, q=0.707) one band
+                         limiter (ceiling=-1, release=50) 1.5 ms ahead
+                         in, processed and out in one period;
+                         'tutti set PEER:PORT NAME=VALUE' changes one live
             jack ports belong to the JACK client tutti-<peer name> on the server $JACK_DEFAULT_SERVER (else
             "default"), run at the server's rate, and are clocked by its process cycle.
               any port:  channels=2, rates=48000/44100, formats=L24/L16, title=TEXT
             Example: tutti peer --name stage --sender out=tone,frequency=440 --receiver in=wav,path=in.wav
+                     tutti peer --name fx --filter vox=eq,freq=250,db=-3
             A config file (--config, TOML; see configs/) gives the same settings; flags override it.
             Stop with Ctrl-C (or SIGTERM): connections are closed and files finalised.
             """)
@@ -43,6 +50,9 @@ struct PeerCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("receiver"), help: ArgumentHelp("Add a receiver port (repeatable).", valueName: "SPEC"))
     var receivers: [String] = []
+
+    @Option(name: .customLong("filter"), help: ArgumentHelp("Add a filter port (repeatable).", valueName: "SPEC"))
+    var filters: [String] = []
 
     @Option(
         name: .customLong("control-port"), help: ArgumentHelp("TCP port for the control channel (0: any free port).", valueName: "PORT"))
@@ -93,8 +103,11 @@ struct PeerCommand: AsyncParsableCommand {
             var ports = file.ports
             ports += try senders.map { try PortSpecification.parse($0, kind: .sender) }
             ports += try receivers.map { try PortSpecification.parse($0, kind: .receiver) }
+            ports += try filters.map { try PortSpecification.parse($0, kind: .filter) }
             guard !ports.isEmpty else {
-                throw CLIError("a peer needs at least one port: add --sender NAME=KIND… or --receiver NAME=KIND… (see --help)")
+                throw CLIError(
+                    "a peer needs at least one port: add --sender NAME=KIND…, --receiver NAME=KIND… or --filter NAME=PROCESSOR… (see --help)"
+                )
             }
             let peerName = name ?? file.name ?? Self.hostName
             guard !peerName.isEmpty, peerName.utf8.count <= 63, !peerName.contains(":") else {
@@ -168,6 +181,7 @@ struct PeerCommand: AsyncParsableCommand {
             case .receiver(.wavFile(let path)): role = "wav \(path)"
             case .receiver(.standardOutput(let encoding)): role = "stdout \(encoding.rawValue)"
             case .receiver(.null): role = "null"
+            case .filter(let processor): role = "\(processor) (latency \(processor.latencyFrames(sampleRate: 48_000)) frames at 48 kHz)"
             case .sender(.jack(let connect)), .receiver(.jack(let connect)):
                 let ports =
                     descriptor.channels == 1 ? "\(descriptor.name)_1" : "\(descriptor.name)_1…\(descriptor.name)_\(descriptor.channels)"

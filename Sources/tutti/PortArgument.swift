@@ -36,7 +36,8 @@ struct PortArgument: CustomStringConvertible {
 }
 
 extension SessionOptions {
-    /// The peer and its port of kind `kind` that `argument` names among `peers`.
+    /// The peer and its port of kind `kind` (or a filter port, which is both a source and a destination) that
+    /// `argument` names among `peers`.
     ///
     /// - Throws: a one-line `CLIError`: no such peer (with "did you mean" and the peers found), a bare peer
     ///   name (with its ports of that kind), no such port (with "did you mean" and the peer's ports of that
@@ -45,7 +46,7 @@ extension SessionOptions {
         let peer = try self.peer(named: argument.peer, in: peers)
         guard let description = peer.description else { throw CLIError("peer \(peer.name) does not answer") }
         let role = kind == .sender ? "source" : "destination"
-        let ofKind = description.ports.filter { $0.kind == kind }
+        let ofKind = description.ports.filter { $0.kind == kind || $0.kind == .filter }
         let ofKindList = ofKind.isEmpty ? "none" : ofKind.map { "\(peer.name):\($0.name)" }.joined(separator: ", ")
         guard let name = argument.port else {
             throw CLIError("'\(argument.peer)' is a peer; the \(role) is one of its \(kind) ports: \(ofKindList)")
@@ -54,7 +55,7 @@ extension SessionOptions {
             let hint = NearMiss.hint(for: name, among: ofKind.map(\.name))
             throw CLIError("\(peer.name) has no port '\(name)'\(hint); its \(kind) ports: \(ofKindList)")
         }
-        guard port.kind == kind else {
+        guard port.kind == kind || port.kind == .filter else {
             let others = ofKind.isEmpty ? "(\(peer.name) has none)" : "(\(peer.name)'s: \(ofKindList))"
             throw CLIError("\(peer.name):\(name) is a \(port.kind) port; the \(role) must be a \(kind) port \(others)")
         }

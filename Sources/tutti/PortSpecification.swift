@@ -2,9 +2,11 @@ import TuttiCore
 import TuttiEngine
 import TuttiIO
 import TuttiPeer
+import TuttiProcess
 
-/// Builds port configurations from `--sender`/`--receiver` flags (`NAME=KIND[,key=value…]`) and from
-/// the `[[sender]]`/`[[receiver]]` tables of a config file, through one set of rules and messages.
+/// Builds port configurations from `--sender`/`--receiver`/`--filter` flags (`NAME=KIND[,key=value…]`; a
+/// filter's KIND is its processor, its keys the processor's parameters) and from the `[[sender]]`,
+/// `[[receiver]]` and `[[filter]]` tables of a config file, through one set of rules and messages.
 enum PortSpecification {
     static let senderKinds = ["tone", "wav", "stdin", "jack"]
     static let receiverKinds = ["wav", "stdout", "null", "jack"]
@@ -15,7 +17,7 @@ enum PortSpecification {
         guard let head = parts.first, let equals = head.firstIndex(of: "=") else {
             throw CLIError(
                 "port '\(text)': expected NAME=KIND[,key=value…], e.g. "
-                    + (kind == .sender ? "out=tone,frequency=1000" : "in=wav,path=in.wav"))
+                    + (kind == .sender ? "out=tone,frequency=1000" : kind == .filter ? "fx=gain,db=-6" : "in=wav,path=in.wav"))
         }
         parts.removeFirst()
         var values = ["name": String(head[..<equals]), "kind": String(head[head.index(after: equals)...])]
@@ -105,6 +107,20 @@ enum PortSpecification {
             title = title ?? "stdout"
         case (.receiver, "null"):
             role = .receiver(.null)
+        case (.filter, _):
+            let processor = portKind.lowercased()
+            guard let parameters = BuiltInProcessor.parameters(of: processor) else {
+                throw CLIError("port \(name): unknown processor '\(portKind)' (one of: \(BuiltInProcessor.names.joined(separator: ", ")))")
+            }
+            known.formUnion(parameters.map(\.name))
+            let given = parameters.compactMap { parameter in values[parameter.name].map { "\(parameter.name)=\($0)" } }
+            do {
+                let specification = try ProcessorSpecification(parsing: ([processor] + given).joined(separator: ","))
+                role = .filter(specification)
+                title = title ?? specification.description
+            } catch {
+                throw CLIError("port \(name): \(error.message)")
+            }
         case (.sender, "jack"), (.receiver, "jack"):
             known.insert("connect")
             // The JACK server's rate is the port's only one; the peer sets it when it opens its JACK client.

@@ -31,7 +31,7 @@ final class EveryCommandTests: XCTestCase {
         Command(
             type: PeerCommand.self, name: "peer", usage: "tutti peer <options>",
             options: [
-                "--name <NAME>", "--config <FILE>", "--sender <SPEC>", "--receiver <SPEC>", "--control-port <PORT>",
+                "--name <NAME>", "--config <FILE>", "--sender <SPEC>", "--receiver <SPEC>", "--filter <SPEC>", "--control-port <PORT>",
                 "--peer <HOST:PORT>", "--no-discovery", "--no-link", "--link-interface <NAME>", "--period <FRAMES>",
                 "--conceal <MODE>", "--no-drift-compensation", "--realtime-priority <N>", "--state-dir <DIR>",
                 "--log-level <log-level>", "--dry-run",
@@ -43,8 +43,9 @@ final class EveryCommandTests: XCTestCase {
             options: session + ["--json"],
             bad: ["--browse", "0"], refusal: "--browse must be between 0 and 30 seconds"),
         Command(
-            type: ConnectCommand.self, name: "connect", usage: "tutti connect [<options>] <PEER:PORT> <PEER:PORT|rtp://HOST:PORT>",
-            arguments: ["<PEER:PORT>", "<PEER:PORT|rtp://HOST:PORT>"],
+            type: ConnectCommand.self, name: "connect",
+            usage: "tutti connect [<options>] <PEER:PORT> <PEER:PORT|rtp://HOST:PORT> [<PEER:PORT> ...]",
+            arguments: ["<PEER:PORT>", "<PEER:PORT|rtp://HOST:PORT>", "<PEER:PORT>"],
             options: [
                 "--sdp <FILE>", "--rate <HZ>", "--channels <N>", "--format <FORMAT>", "--codec <CODEC>", "--bitrate <BITS/S>",
                 "--frame <DURATION>", "--complexity <N>", "--application <MODE>", "--fec", "--expected-loss <PERCENT>",
@@ -65,6 +66,11 @@ final class EveryCommandTests: XCTestCase {
                 "tutti stats [--peer <HOST:PORT> ...] [--no-discovery] [--browse <SECONDS>] [--json] [--wide] [--interval <SECONDS>] [--count <count>]",
             options: session + ["--json", "--wide", "--interval <SECONDS>", "--count <count>"],
             bad: ["--interval", "0.01"], refusal: "--interval must be between 0.1 and 3600 seconds"),
+        Command(
+            type: SetCommand.self, name: "set",
+            usage: "tutti set <PEER:PORT> [<NAME=VALUE> ...] [--json] [--peer <HOST:PORT> ...] [--no-discovery] [--browse <SECONDS>]",
+            arguments: ["<PEER:PORT>", "<NAME=VALUE>"], options: ["--json"] + session, required: ["fx:vox", "db=-6"],
+            bad: ["fx:vox", "db"], refusal: "'db' is not NAME=VALUE, e.g. db=-6"),
         Command(
             type: SDPCommand.self, name: "sdp",
             usage: "tutti sdp [<PEER[:PORT]>] [--connection <ID>] [--json] [--peer <HOST:PORT> ...] [--no-discovery] [--browse <SECONDS>]",

@@ -106,6 +106,8 @@ let package = Package(
         // Loopback harness for the batched UDP edge: system calls per packet, send costs (Benchmarks/UDPBatching.md).
         .executableTarget(name: "tutti-udp-bench", dependencies: ["TuttiIO", "TuttiCore"], swiftSettings: strict),
         // The Link lab tests' capture reader (scripts/link/tutti-link-test): which session survived.
+        // The lab benchmark's analysis steps (scripts/bench/run): probe recordings, stats, JackTrip's counters, CPU.
+        .executableTarget(name: "tutti-bench-analyze", dependencies: ["TuttiAnalysis"], swiftSettings: strict),
         .executableTarget(name: "tutti-link-pcap", dependencies: ["TuttiLinkCapture"], swiftSettings: strict),
 
         // Test support: manual clock, lossy in-memory network, the built `tutti` binary and child processes.

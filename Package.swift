@@ -127,7 +127,7 @@ let package = Package(
         .testTarget(name: "TuttiLinkCaptureTests", dependencies: ["TuttiLinkCapture"], swiftSettings: strict),
         .testTarget(name: "TuttiAnalysisTests", dependencies: ["TuttiAnalysis", "TuttiTesting"], swiftSettings: strict),
         .testTarget(name: "TuttiIOTests", dependencies: ["TuttiIO", "TuttiCore"], swiftSettings: strict),
-        .testTarget(name: "TuttiJACKTests", dependencies: ["TuttiJACK", "TuttiCore"], swiftSettings: strict),
+        .testTarget(name: "TuttiJACKTests", dependencies: ["TuttiJACK", "TuttiCore", "TuttiTesting"], swiftSettings: strict),
         .testTarget(name: "TuttiDiscoveryTests", dependencies: ["TuttiDiscovery"], swiftSettings: strict),
         .testTarget(
             name: "TuttiPeerTests",

@@ -68,6 +68,8 @@ let package = Package(
         .target(name: "TuttiProcess", swiftSettings: strict),
         // Ableton Link's protocol and timeline maths (the shared beat clock); its socket edge lives in TuttiIO.
         .target(name: "TuttiClock", dependencies: ["TuttiCore"], swiftSettings: strict),
+        // Capture files (pcap, pcapng) to UDP datagrams, and what Link discovery traffic in them shows.
+        .target(name: "TuttiLinkCapture", dependencies: ["TuttiClock"], swiftSettings: strict),
 
         // The edge: the only modules that touch sockets, Avahi, JACK, files, threads and the system clock.
         // CTuttiIO: thin C wrappers for the Linux calls Swift's Glibc module hides (recvmmsg, sendmmsg, epoll).
@@ -107,6 +109,10 @@ let package = Package(
 
         // Loopback harness for the batched UDP edge: system calls per packet, send costs (Benchmarks/UDPBatching.md).
         .executableTarget(name: "tutti-udp-bench", dependencies: ["TuttiIO", "TuttiCore"], swiftSettings: strict),
+        // The Link lab tests' capture reader (scripts/link/tutti-link-test): which session survived.
+        // The lab benchmark's analysis steps (scripts/bench/run): probe recordings, stats, JackTrip's counters, CPU.
+        .executableTarget(name: "tutti-bench-analyze", dependencies: ["TuttiAnalysis", "TuttiIO", "TuttiCore"], swiftSettings: strict),
+        .executableTarget(name: "tutti-link-pcap", dependencies: ["TuttiLinkCapture"], swiftSettings: strict),
 
         // Test support: manual clock, lossy in-memory network, the built `tutti` binary and child processes.
         .target(
@@ -125,11 +131,12 @@ let package = Package(
         .testTarget(name: "TuttiResampleTests", dependencies: ["TuttiResample", "TuttiAnalysis", "TuttiTesting"], swiftSettings: strict),
         .testTarget(name: "TuttiSessionTests", dependencies: ["TuttiSession", "TuttiCore", "TuttiWire"], swiftSettings: strict),
         .testTarget(
-            name: "TuttiClockTests", dependencies: ["TuttiClock", "TuttiTesting"], exclude: ["Fixtures"],
+            name: "TuttiClockTests", dependencies: ["TuttiClock", "TuttiLinkCapture", "TuttiTesting"], exclude: ["Fixtures"],
             swiftSettings: strict),
+        .testTarget(name: "TuttiLinkCaptureTests", dependencies: ["TuttiLinkCapture"], swiftSettings: strict),
         .testTarget(name: "TuttiAnalysisTests", dependencies: ["TuttiAnalysis", "TuttiTesting"], swiftSettings: strict),
         .testTarget(name: "TuttiIOTests", dependencies: ["TuttiIO", "TuttiCore"], swiftSettings: strict),
-        .testTarget(name: "TuttiJACKTests", dependencies: ["TuttiJACK", "TuttiCore"], swiftSettings: strict),
+        .testTarget(name: "TuttiJACKTests", dependencies: ["TuttiJACK", "TuttiCore", "TuttiTesting"], swiftSettings: strict),
         .testTarget(name: "TuttiDiscoveryTests", dependencies: ["TuttiDiscovery"], swiftSettings: strict),
         .testTarget(
             name: "TuttiPeerTests",

@@ -22,11 +22,27 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Frames per packet, to count gaps in packets.", valueName: "FRAMES"))
     var packetFrames: Int = 64
 
-    @Option(help: ArgumentHelp("Leave the first SECONDS after the tone starts out of the gap and click figures (a receiver's start-up).", valueName: "SECONDS"))
+    @Option(
+        help: ArgumentHelp(
+            "Leave the first SECONDS after the tone starts out of the gap and click figures (a receiver's start-up).", valueName: "SECONDS")
+    )
     var settle: Double = 0
 
-    @Option(name: .customLong("ignore-tail"), help: ArgumentHelp("Leave the last SECONDS of the file out (e.g. what a receiver concealed after the stream ended).", valueName: "SECONDS"))
+    @Option(
+        name: .customLong("ignore-tail"),
+        help: ArgumentHelp(
+            "Leave the last SECONDS of the file out (e.g. what a receiver concealed after the stream ended).", valueName: "SECONDS"))
     var ignoreTail: Double = 0
+
+    @Option(
+        name: .customLong("tone-hz"),
+        help: ArgumentHelp(
+            "Also count damaged 64-frame blocks of a sine of HZ (a least-squares fit per block), from --settle after the tone starts.",
+            valueName: "HZ"))
+    var toneHz: Double?
+
+    @Option(help: ArgumentHelp("With --tone-hz: count damaged blocks over SECONDS only.", valueName: "SECONDS"))
+    var window: Double?
 
     @Option(help: "Channel to analyse (0-based).")
     var channel: Int = 0
@@ -41,6 +57,10 @@ struct AnalyzeCommand: AsyncParsableCommand {
         var referenceOffset: Int?
         var comparedSamples: Int?
         var differingSamples: Int?
+        /// With --tone-hz: the damaged blocks (ToneDamage) and the frames they were counted over.
+        var toneDamage: ToneDamage?
+        var damageStartFrame: Int?
+        var damageFrames: Int?
     }
 
     func run() async throws {
@@ -53,6 +73,19 @@ struct AnalyzeCommand: AsyncParsableCommand {
             guard settle >= 0, settle < 3600 else { throw CLIError("--settle must be between 0 and 3600 seconds") }
             let report = ToneAnalysis.analyze(samples, sampleRate: audio.sampleRate, settleFrames: Int(settle * Double(audio.sampleRate)))
             var result = Result(file: file, report: report, missingPackets: report.missingPackets(packetFrames: packetFrames))
+            if let toneHz {
+                guard toneHz > 0, toneHz < Double(audio.sampleRate) / 2 else {
+                    throw CLIError("--tone-hz must be above 0 and below half the sample rate (\(audio.sampleRate / 2) Hz)")
+                }
+                guard window.map({ $0 > 0 && $0 < 3600 }) ?? true else { throw CLIError("--window must be between 0 and 3600 seconds") }
+                let start = (report.activeStart ?? samples.count) + Int(settle * Double(audio.sampleRate))
+                let end = window.map { min(samples.count, start + Int($0 * Double(audio.sampleRate))) } ?? samples.count
+                result.toneDamage = ToneDamage.measure(samples, sampleRate: audio.sampleRate, frequency: toneHz, from: start, to: end)
+                result.damageStartFrame = start
+                result.damageFrames = max(0, end - start)
+            } else if window != nil {
+                throw CLIError("--window goes with --tone-hz")
+            }
             if let reference {
                 let sent: WAVAudio
                 do { sent = try WAVAudio.read(path: reference) } catch { throw CLIError("cannot read \(error)") }
@@ -69,9 +102,18 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 return
             }
             print("\(file): \(audio.frames) frames at \(audio.sampleRate) Hz, \(audio.channels) channel(s)")
-            print("  tone \(fixed(report.frequency)) Hz, rms \(fixed(report.rms, 4)), peak \(fixed(report.peak, 4)), active \(fixed(report.activeSeconds, 3)) s")
-            print("  gaps \(report.gaps.count) (\(report.gapFrames) frames ≈ \(result.missingPackets) packets of \(packetFrames)), discontinuities \(report.discontinuities)")
+            print(
+                "  tone \(fixed(report.frequency)) Hz, rms \(fixed(report.rms, 4)), peak \(fixed(report.peak, 4)), active \(fixed(report.activeSeconds, 3)) s"
+            )
+            print(
+                "  gaps \(report.gaps.count) (\(report.gapFrames) frames ≈ \(result.missingPackets) packets of \(packetFrames)), discontinuities \(report.discontinuities)"
+            )
             print("  largest step \(fixed(report.largestStepRatio, 3))× the tone's own, \(report.stepsAboveTone) steps above it")
+            if let damage = result.toneDamage {
+                print(
+                    "  damaged \(damage.damagedBlocks ?? 0) of \(damage.toneBlocks) blocks of 64 frames (\(fixed(damage.damagedMs ?? 0, 1)) ms)"
+                )
+            }
             if reference != nil {
                 if let compared = result.comparedSamples, let differing = result.differingSamples {
                     print("  vs reference: \(compared) samples compared from offset \(result.referenceOffset!), \(differing) differ")

@@ -175,7 +175,7 @@ struct ConnectCommand: AsyncParsableCommand {
             var made: [(summary: ConnectionSummary, sender: SessionPeer)] = []
             for (index, hop) in hops.enumerated() {
                 do {
-                    let (summary, sender, isNew) = try await connect(hop.source, to: hop.destination, in: peers)
+                    let (summary, sender, isNew) = try await connectHop(hop.source, to: hop.destination, in: peers)
                     if isNew { made.append((summary, sender)) }
                 } catch {
                     // Nothing half-connected: undo what this command made before the hop that failed.
@@ -196,7 +196,7 @@ struct ConnectCommand: AsyncParsableCommand {
 
     /// Connects one hop and prints it; returns the connection, the peer that sends it, and whether this command
     /// made it (not already connected).
-    private func connect(
+    private func connectHop(
         _ source: PortArgument, to destination: ConnectTarget, in peers: [SessionPeer]
     ) async throws -> (ConnectionSummary, SessionPeer, isNew: Bool) {
         do {

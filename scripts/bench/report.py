@@ -47,13 +47,14 @@ def receiving(result, destination="h2:in"):
 
 
 def loop_frames(results, frames):
+    """The JACK graph's feedback delay on the far host, in frames: the median (tutti-bench-analyze's) of its probe."""
     probe = (results.get(f"jackloop-{frames}") or {}).get("probe") or {}
-    delays = probe.get("delayFrames") or []
-    return sorted(delays)[len(delays) // 2] if delays else None
+    median = (probe.get("roundTripMs") or {}).get("median")
+    return round(median * probe["rate"] / 1000) if median is not None else None
 
 
 def one_way(result, results):
-    """(RTT - the JACK graph's feedback delay on the far host) / 2 per impulse, in ms; None if no probe."""
+    """(RTT - the JACK graph's feedback delay on the far host) / 2 per impulse, in ms, for the plots; None if no probe."""
     probe = result.get("probe")
     if not probe or not probe.get("delayFrames"):
         return None
@@ -64,15 +65,16 @@ def one_way(result, results):
     return [(d - loop) / 2 * 1000 / rate for d in probe["delayFrames"]]
 
 
-def stats_of(values):
-    if not values:
+def one_way_summary(result, results):
+    """The one-way summary: (the probe's round-trip figures - the far host's feedback delay) / 2. A linear map
+    keeps percentiles, so these are tutti-bench-analyze's (the one percentile definition); None if no probe."""
+    probe = result.get("probe") or {}
+    round_trip = probe.get("roundTripMs") or {}
+    loop = loop_frames(results, result["frames"])
+    if not round_trip.get("n") or loop is None:
         return None
-    ordered = sorted(values)
-
-    def pct(p):
-        import math
-        return ordered[min(len(ordered), max(1, math.ceil(p / 100 * len(ordered)))) - 1]
-    return {"n": len(ordered), "median": pct(50), "p95": pct(95), "p99": pct(99), "max": ordered[-1]}
+    loop_ms = loop * 1000 / probe["rate"]
+    return dict({"n": round_trip["n"]}, **{k: (round_trip[k] - loop_ms) / 2 for k in ("median", "p95", "p99", "max")})
 
 
 def both_ways(t):
@@ -110,7 +112,7 @@ def tutti_figures(result, results):
     legs = [x for x in (c, back) if x]
     both = {key: sum(((x.get("increase") or {}).get(key, 0) for x in legs)) for key in ("packetsLost", "packetsLate", "underruns")}
     concealed_both = sum((x.get("concealedMs") or 0) for x in legs)
-    ow = one_way(result, results)
+    ow = one_way_summary(result, results)
     tone = result.get("tone") or result.get("probe") or {}
     return {
         "statsLatencyMs": (c or {}).get("latencyMs"),
@@ -120,7 +122,7 @@ def tutti_figures(result, results):
         "loopUnderruns": both["underruns"] if legs else None,
         "loopConcealedMs": concealed_both if legs else None,
         "serverCycles": ((result.get("probe") or {}).get("serverCycles"), result.get("farServerCycles")),
-        "impulseOneWayMs": stats_of(ow) if ow else None,
+        "impulseOneWayMs": ow,
         "lostLate": (inc.get("packetsLost", 0) + inc.get("packetsLate", 0)) if c else None,
         "underruns": inc.get("underruns") if c else None,
         "concealedMs": (c or {}).get("concealedMs"),
@@ -133,7 +135,7 @@ def tutti_figures(result, results):
 
 
 def jacktrip_figures(result, results):
-    ow = one_way(result, results)
+    ow = one_way_summary(result, results)
     probe = result.get("probe") or {}
     io = result.get("iostat") or {}
     far = result.get("farIostat") or {}
@@ -143,7 +145,7 @@ def jacktrip_figures(result, results):
         values = [v for v in values if v is not None]
         return sum(values) if values else None
     return {
-        "impulseOneWayMs": stats_of(ow) if ow else None,
+        "impulseOneWayMs": ow,
         "roundTripMs": probe.get("roundTripMs"),
         "missingImpulses": probe.get("missing"),
         "damagedMs": probe.get("damagedMs"),
@@ -224,12 +226,11 @@ def floor_runs(results):
 def floor_latency(result, results):
     """(one-way latency summary, method) of a floor run: the impulse for a JACK loop, else the stats."""
     if result.get("tool") == "jacktrip":
-        ow = one_way(result, results)
-        return (stats_of(ow) if ow else None), "impulse"
+        return one_way_summary(result, results), "impulse"
     if result.get("mode") == "jack-loop":
-        ow = one_way(result, results)
+        ow = one_way_summary(result, results)
         if ow:
-            return stats_of(ow), "impulse"
+            return ow, "impulse"
     c = receiving(result)
     return ((c or {}).get("latencyMs")), "stats"
 

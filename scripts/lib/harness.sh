@@ -51,6 +51,11 @@ check_command() {
   if "$@"; then pass "$description"; else fail "$description"; fi
 }
 
+# at_most VALUE LIMIT   succeeds when the number VALUE is at most LIMIT (decimals: awk compares them).
+at_most() {
+  [[ -n ${1:-} ]] && awk -v value="$1" -v limit="$2" 'BEGIN { exit !(value + 0 <= limit + 0) }'
+}
+
 # harness_summary   prints "N passed, M failed"; its status is 0 only when nothing failed.
 harness_summary() {
   echo "$PASSED passed, $FAILED failed"

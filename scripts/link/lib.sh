@@ -20,7 +20,6 @@ LAB="$REPO/scripts/lab"
 PEER="$LL_HERE/aalink_peer.py"
 AGREE="$LL_HERE/agreement.py"
 LOGQ="$LL_HERE/lablog.py"
-PCAPQ="$LL_HERE/linkpcap.py"
 OUT=${LINK_LAB_OUT:-${TMPDIR:-/tmp}/tutti-link-lab} # not lab-out/: scripts/lab-test wipes that
 WAIT_LAB_S=${LINK_LAB_WAIT_S:-1800}
 TUTTI=${TUTTI:-}
@@ -39,7 +38,7 @@ NAP_PID=""
 
 ll_need_root() { [[ $(id -u) -eq 0 ]] || { echo "$LL_NAME: needs root (network namespaces)" >&2; exit 2; }; }
 ll_need_aalink() {
-  PY="$(python3 -c 'import sys; print(sys.executable)')" || { echo "$LL_NAME: no python3" >&2; exit 2; }
+  PY="$(command -v python3)" || { echo "$LL_NAME: no python3" >&2; exit 2; }
   "$PY" -c 'import aalink' 2>/dev/null || { echo "$LL_NAME: python3 has no aalink (pip install aalink==0.2.3)" >&2; exit 2; }
 }
 

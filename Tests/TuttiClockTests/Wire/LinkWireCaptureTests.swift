@@ -1,6 +1,7 @@
 // Golden vectors: every Link datagram of every reference capture decodes, and re-encodes to the same bytes.
 
 import TuttiClock
+import TuttiLinkCapture
 import XCTest
 
 final class LinkWireCaptureTests: XCTestCase {

@@ -1,6 +1,7 @@
 // Shared helpers of the Link wire tests: the reference captures, hex, and sorting datagrams by protocol.
 
 import TuttiClock
+import TuttiLinkCapture
 import XCTest
 
 enum LinkWireFixtures {
@@ -25,8 +26,8 @@ enum LinkWireFixtures {
 
     static func path(_ name: String) -> String { "\(capturesDirectory)/\(name).pcap" }
 
-    static func datagrams(_ name: String) throws -> [LinkWireCapturedDatagram] {
-        try LinkWirePcap.datagrams(inFile: path(name))
+    static func datagrams(_ name: String) throws -> [CapturedDatagram] {
+        try PacketCapture.datagrams(inFile: path(name))
     }
 
     static func isDiscovery(_ payload: [UInt8]) -> Bool { payload.starts(with: discoveryMagic) }

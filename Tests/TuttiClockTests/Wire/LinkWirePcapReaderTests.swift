@@ -2,6 +2,7 @@
 // orders and both time resolutions, and with the other link layers, must yield the same datagrams.
 
 import TuttiClock
+import TuttiLinkCapture
 import XCTest
 
 final class LinkWirePcapReaderTests: XCTestCase {
@@ -15,9 +16,9 @@ final class LinkWirePcapReaderTests: XCTestCase {
     func testReferenceCapturesAreReadCompletely() throws {
         for name in LinkWireFixtures.captureNames {
             let file = try XCTUnwrap(FileManager.default.contents(atPath: LinkWireFixtures.path(name)))
-            let frames = try LinkWirePcap.frames(in: [UInt8](file))
-            XCTAssertTrue(frames.allSatisfy { $0.linkType == LinkWirePcap.ethernet }, name)
-            let datagrams = try LinkWirePcap.datagrams(in: [UInt8](file))
+            let frames = try PacketCapture.frames(in: [UInt8](file))
+            XCTAssertTrue(frames.allSatisfy { $0.linkType == PacketCapture.ethernet }, name)
+            let datagrams = try PacketCapture.datagrams(in: [UInt8](file))
             XCTAssertEqual(datagrams.count, Self.udpFrames[name], name)
             XCTAssertTrue(datagrams.allSatisfy { $0.payload.count >= 20 }, name)
             XCTAssertEqual(frames.map(\.number), Array(1...frames.count), name)
@@ -37,7 +38,7 @@ final class LinkWirePcapReaderTests: XCTestCase {
     }
 
     /// A classic pcap file holding `frames`.
-    static func classic(_ frames: [LinkWireCapturedFrame], linkType: UInt32, little: Bool, nanoseconds: Bool) -> [UInt8] {
+    static func classic(_ frames: [CapturedFrame], linkType: UInt32, little: Bool, nanoseconds: Bool) -> [UInt8] {
         var out: [UInt8] = []
         put32(nanoseconds ? 0xa1b2_3c4d : 0xa1b2_c3d4, &out, little: little)
         put16(2, &out, little: little)
@@ -59,7 +60,7 @@ final class LinkWirePcapReaderTests: XCTestCase {
     }
 
     /// A big-endian pcapng file with one interface of `linkType` (microsecond resolution by default).
-    static func bigEndianPcapng(_ frames: [LinkWireCapturedFrame], linkType: UInt16) -> [UInt8] {
+    static func bigEndianPcapng(_ frames: [CapturedFrame], linkType: UInt16) -> [UInt8] {
         var out: [UInt8] = []
         func block(_ type: UInt32, _ body: [UInt8]) {
             let padded = body + [UInt8](repeating: 0, count: (4 - body.count % 4) % 4)
@@ -93,14 +94,14 @@ final class LinkWirePcapReaderTests: XCTestCase {
     }
 
     /// The frame with its Ethernet header replaced by the header of `linkType`.
-    static func rewrap(_ frame: LinkWireCapturedFrame, as linkType: UInt32) -> LinkWireCapturedFrame {
+    static func rewrap(_ frame: CapturedFrame, as linkType: UInt32) -> CapturedFrame {
         let etherType = Array(frame.data[12..<14])
         let ip = Array(frame.data[14...])
         var data: [UInt8]
         switch linkType {
-        case LinkWirePcap.linuxSLL: data = [0, 4, 0, 1, 0, 6, 1, 2, 3, 4, 5, 6, 0, 0] + etherType + ip
-        case LinkWirePcap.linuxSLL2: data = etherType + [0, 0, 0, 0, 0, 2, 0, 1, 4, 6, 1, 2, 3, 4, 5, 6, 0, 0] + ip
-        case LinkWirePcap.ethernet: data = Array(frame.data[..<12]) + [0x81, 0x00, 0x00, 0x07] + etherType + ip  // VLAN 7
+        case PacketCapture.linuxSLL: data = [0, 4, 0, 1, 0, 6, 1, 2, 3, 4, 5, 6, 0, 0] + etherType + ip
+        case PacketCapture.linuxSLL2: data = etherType + [0, 0, 0, 0, 0, 2, 0, 1, 4, 6, 1, 2, 3, 4, 5, 6, 0, 0] + ip
+        case PacketCapture.ethernet: data = Array(frame.data[..<12]) + [0x81, 0x00, 0x00, 0x07] + etherType + ip  // VLAN 7
         default: data = ip
         }
         var copy = frame
@@ -112,10 +113,10 @@ final class LinkWirePcapReaderTests: XCTestCase {
     func testRewrappedCapturesGiveTheSameDatagrams() throws {
         let name = "two-peers-join-tempo-startstop-bye"
         let file = [UInt8](try XCTUnwrap(FileManager.default.contents(atPath: LinkWireFixtures.path(name))))
-        let frames = try LinkWirePcap.frames(in: file)
-        let reference = try LinkWirePcap.datagrams(in: file)
+        let frames = try PacketCapture.frames(in: file)
+        let reference = try PacketCapture.datagrams(in: file)
         XCTAssertEqual(reference.count, 534)
-        func microseconds(_ datagrams: [LinkWireCapturedDatagram]) -> [LinkWireCapturedDatagram] {
+        func microseconds(_ datagrams: [CapturedDatagram]) -> [CapturedDatagram] {
             datagrams.map {
                 var copy = $0
                 copy.timestampNanoseconds = copy.timestampNanoseconds / 1000 * 1000
@@ -124,46 +125,46 @@ final class LinkWirePcapReaderTests: XCTestCase {
         }
         for little in [true, false] {
             for nanoseconds in [true, false] {
-                let datagrams = try LinkWirePcap.datagrams(in: Self.classic(frames, linkType: 1, little: little, nanoseconds: nanoseconds))
+                let datagrams = try PacketCapture.datagrams(in: Self.classic(frames, linkType: 1, little: little, nanoseconds: nanoseconds))
                 XCTAssertTrue(datagrams == (nanoseconds ? reference : microseconds(reference)), "little \(little) ns \(nanoseconds)")
             }
-            for linkType in [LinkWirePcap.linuxSLL, LinkWirePcap.linuxSLL2, LinkWirePcap.rawIP, LinkWirePcap.ethernet] {
+            for linkType in [PacketCapture.linuxSLL, PacketCapture.linuxSLL2, PacketCapture.rawIP, PacketCapture.ethernet] {
                 let rewrapped = frames.map { Self.rewrap($0, as: linkType) }
-                let datagrams = try LinkWirePcap.datagrams(
+                let datagrams = try PacketCapture.datagrams(
                     in: Self.classic(rewrapped, linkType: linkType, little: little, nanoseconds: true))
                 XCTAssertTrue(datagrams == reference, "link type \(linkType)")
             }
         }
         // Only the IPv6 frames, as raw IPv6: the same datagrams (frame numbers restart, so compare without).
-        func unnumbered(_ datagrams: [LinkWireCapturedDatagram]) -> [LinkWireCapturedDatagram] {
+        func unnumbered(_ datagrams: [CapturedDatagram]) -> [CapturedDatagram] {
             datagrams.map {
                 var copy = $0
                 copy.frameNumber = 0
                 return copy
             }
         }
-        let rawIPv6Only = frames.filter { $0.data[12] == 0x86 }.map { Self.rewrap($0, as: LinkWirePcap.rawIPv6) }
-        let ipv6Datagrams = try LinkWirePcap.datagrams(
-            in: Self.classic(rawIPv6Only, linkType: LinkWirePcap.rawIPv6, little: true, nanoseconds: true))
+        let rawIPv6Only = frames.filter { $0.data[12] == 0x86 }.map { Self.rewrap($0, as: PacketCapture.rawIPv6) }
+        let ipv6Datagrams = try PacketCapture.datagrams(
+            in: Self.classic(rawIPv6Only, linkType: PacketCapture.rawIPv6, little: true, nanoseconds: true))
         XCTAssertEqual(ipv6Datagrams.count, 267)
         XCTAssertTrue(unnumbered(ipv6Datagrams) == unnumbered(reference.filter(\.isIPv6)), "raw IPv6")
-        let pcapng = Self.bigEndianPcapng(frames.map { Self.rewrap($0, as: LinkWirePcap.linuxSLL2) }, linkType: 276)
-        XCTAssertTrue(try LinkWirePcap.datagrams(in: pcapng) == microseconds(reference), "big-endian pcapng, SLL2")
+        let pcapng = Self.bigEndianPcapng(frames.map { Self.rewrap($0, as: PacketCapture.linuxSLL2) }, linkType: 276)
+        XCTAssertTrue(try PacketCapture.datagrams(in: pcapng) == microseconds(reference), "big-endian pcapng, SLL2")
     }
 
     func testFragmentsTruncationAndGarbage() throws {
         let file = [UInt8](try XCTUnwrap(FileManager.default.contents(atPath: LinkWireFixtures.path("unanswered-measurement-retries"))))
-        let frames = try LinkWirePcap.frames(in: file)
-        let ipv4 = try XCTUnwrap(frames.first { LinkWirePcap.udpDatagram($0) != nil && $0.data[12] == 0x08 })
+        let frames = try PacketCapture.frames(in: file)
+        let ipv4 = try XCTUnwrap(frames.first { PacketCapture.udpDatagram($0) != nil && $0.data[12] == 0x08 })
         var fragment = ipv4
         fragment.data[14 + 6] |= 0x20  // more fragments
-        XCTAssertNil(LinkWirePcap.udpDatagram(fragment))
+        XCTAssertNil(PacketCapture.udpDatagram(fragment))
         var cut = ipv4
         cut.data.removeLast(1)  // shorter than the IP total length
-        XCTAssertNil(LinkWirePcap.udpDatagram(cut))
-        XCTAssertThrowsError(try LinkWirePcap.frames(in: [1, 2, 3, 4, 5]))
-        XCTAssertThrowsError(try LinkWirePcap.frames(in: Array(file[..<(file.count - 3)])))
+        XCTAssertNil(PacketCapture.udpDatagram(cut))
+        XCTAssertThrowsError(try PacketCapture.frames(in: [1, 2, 3, 4, 5]))
+        XCTAssertThrowsError(try PacketCapture.frames(in: Array(file[..<(file.count - 3)])))
         let classicFile = Self.classic(Array(frames.prefix(3)), linkType: 1, little: true, nanoseconds: false)
-        XCTAssertThrowsError(try LinkWirePcap.frames(in: Array(classicFile.dropLast())))
+        XCTAssertThrowsError(try PacketCapture.frames(in: Array(classicFile.dropLast())))
     }
 }

@@ -3,6 +3,7 @@
 // numbers are then checked against the document.
 
 import TuttiClock
+import TuttiLinkCapture
 import XCTest
 
 final class LinkWireReferenceDumpTests: XCTestCase {
@@ -12,7 +13,7 @@ final class LinkWireReferenceDumpTests: XCTestCase {
     let addressB: [UInt8] = [198, 18, 1, 2]
 
     struct Decoded {
-        var datagram: LinkWireCapturedDatagram
+        var datagram: CapturedDatagram
         var discovery: LinkDiscoveryMessage?
         var measurement: LinkMeasurementMessage?
     }

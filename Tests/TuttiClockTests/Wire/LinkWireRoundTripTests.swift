@@ -2,6 +2,7 @@
 // the optional entries, unknown entries in any position; and the layouts of freshly built messages.
 
 import TuttiClock
+import TuttiLinkCapture
 import TuttiTesting
 import XCTest
 

@@ -1,97 +1,63 @@
-// A small capture-file reader for the Link wire tests: classic libpcap (both byte orders, microsecond
-// and nanosecond magics) and pcapng (the format the reference captures actually use, despite their
-// `.pcap` names), link types Ethernet (1, with 802.1Q/802.1ad tags), raw IP (101, 228, 229), Linux
-// cooked SLL (113) and SLL2 (276); IPv4 (unfragmented) and IPv6 (extension headers skipped); UDP.
+// A capture-file reader: classic libpcap (both byte orders, microsecond and nanosecond magics) and pcapng
+// (the format the Link reference captures use, despite their `.pcap` names), link types Ethernet (1, with
+// 802.1Q/802.1ad tags), raw IP (101, 228, 229), Linux cooked SLL (113) and SLL2 (276); IPv4 (unfragmented)
+// and IPv6 (extension headers skipped); UDP. Used by the Link wire tests and by `tutti-link-pcap`, which the
+// Link lab tests call on their tcpdump captures.
 
 import Foundation
 import TuttiClock
 
-/// Why a capture file could not be read.
-enum LinkWirePcapError: Error, Equatable {
-    case notACaptureFile(magic: UInt32)
-    case truncatedFile(offset: Int)
-    case badBlockLength(offset: Int, length: UInt32)
-    case unknownInterface(Int)
-    case unreadableFile(String)
-}
-
-/// One captured frame, before any protocol decoding.
-struct LinkWireCapturedFrame: Equatable {
-    /// 1-based position among all packets of the file (Wireshark's frame number).
-    var number: Int
-    /// Capture time in nanoseconds since the Unix epoch.
-    var timestampNanoseconds: Int64
-    var linkType: UInt32
-    var data: [UInt8]
-}
-
-/// One UDP datagram found in a capture.
-struct LinkWireCapturedDatagram: Equatable {
-    var frameNumber: Int
-    var timestampNanoseconds: Int64
-    /// Address bytes (4 or 16) and port.
-    var sourceAddress: [UInt8]
-    var sourcePort: UInt16
-    var destinationAddress: [UInt8]
-    var destinationPort: UInt16
-    var payload: [UInt8]
-
-    var isIPv6: Bool { sourceAddress.count == 16 }
-
-    /// `198.18.1.2:45987` or `[fe80::…]:59405`.
-    var source: String { LinkWirePcap.text(sourceAddress, sourcePort) }
-    var destination: String { LinkWirePcap.text(destinationAddress, destinationPort) }
-}
-
-enum LinkWirePcap {
+/// Reads capture files into frames and UDP datagrams. Pure functions of their input: any thread may call them.
+/// Malformed files throw `PacketCaptureError`; frames that are not whole UDP datagrams are skipped.
+package enum PacketCapture {
     // Link types.
-    static let ethernet: UInt32 = 1
-    static let rawIP: UInt32 = 101
-    static let linuxSLL: UInt32 = 113
-    static let rawIPv4: UInt32 = 228
-    static let rawIPv6: UInt32 = 229
-    static let linuxSLL2: UInt32 = 276
+    package static let ethernet: UInt32 = 1
+    package static let rawIP: UInt32 = 101
+    package static let linuxSLL: UInt32 = 113
+    package static let rawIPv4: UInt32 = 228
+    package static let rawIPv6: UInt32 = 229
+    package static let linuxSLL2: UInt32 = 276
 
     /// The UDP datagrams of the capture file at `path`.
-    static func datagrams(inFile path: String) throws -> [LinkWireCapturedDatagram] {
-        guard let data = FileManager.default.contents(atPath: path) else { throw LinkWirePcapError.unreadableFile(path) }
+    package static func datagrams(inFile path: String) throws -> [CapturedDatagram] {
+        guard let data = FileManager.default.contents(atPath: path) else { throw PacketCaptureError.unreadableFile(path) }
         return try datagrams(in: [UInt8](data))
     }
 
     /// The UDP datagrams of a capture held in memory, in capture order.
-    static func datagrams(in file: [UInt8]) throws -> [LinkWireCapturedDatagram] {
+    package static func datagrams(in file: [UInt8]) throws -> [CapturedDatagram] {
         try frames(in: file).compactMap(udpDatagram)
     }
 
     /// Every frame of a classic pcap or pcapng capture.
-    static func frames(in file: [UInt8]) throws -> [LinkWireCapturedFrame] {
-        guard file.count >= 4 else { throw LinkWirePcapError.truncatedFile(offset: 0) }
+    package static func frames(in file: [UInt8]) throws -> [CapturedFrame] {
+        guard file.count >= 4 else { throw PacketCaptureError.truncatedFile(offset: 0) }
         let magic = Reader(file, littleEndian: true).u32(0)
         switch magic {
         case 0xa1b2_c3d4, 0xa1b2_3c4d, 0xd4c3_b2a1, 0x4d3c_b2a1: return try classicFrames(file)
         case 0x0a0d_0d0a: return try pcapngFrames(file)
-        default: throw LinkWirePcapError.notACaptureFile(magic: magic)
+        default: throw PacketCaptureError.notACaptureFile(magic: magic)
         }
     }
 
     // MARK: Classic pcap
 
-    private static func classicFrames(_ file: [UInt8]) throws -> [LinkWireCapturedFrame] {
-        guard file.count >= 24 else { throw LinkWirePcapError.truncatedFile(offset: 0) }
+    private static func classicFrames(_ file: [UInt8]) throws -> [CapturedFrame] {
+        guard file.count >= 24 else { throw PacketCaptureError.truncatedFile(offset: 0) }
         let little = Reader(file, littleEndian: true).u32(0)
         let reader = Reader(file, littleEndian: little == 0xa1b2_c3d4 || little == 0xa1b2_3c4d)
         let nanoseconds = reader.u32(0) == 0xa1b2_3c4d
         let linkType = reader.u32(20) & 0x0fff_ffff  // the upper bits may carry FCS information
-        var frames: [LinkWireCapturedFrame] = []
+        var frames: [CapturedFrame] = []
         var offset = 24
         while offset < file.count {
-            guard offset + 16 <= file.count else { throw LinkWirePcapError.truncatedFile(offset: offset) }
+            guard offset + 16 <= file.count else { throw PacketCaptureError.truncatedFile(offset: offset) }
             let seconds = Int64(reader.u32(offset))
             let fraction = Int64(reader.u32(offset + 4))
             let length = Int(reader.u32(offset + 8))
-            guard offset + 16 + length <= file.count else { throw LinkWirePcapError.truncatedFile(offset: offset) }
+            guard offset + 16 + length <= file.count else { throw PacketCaptureError.truncatedFile(offset: offset) }
             frames.append(
-                LinkWireCapturedFrame(
+                CapturedFrame(
                     number: frames.count + 1,
                     timestampNanoseconds: seconds * 1_000_000_000 + (nanoseconds ? fraction : fraction * 1000),
                     linkType: linkType, data: Array(file[offset + 16..<offset + 16 + length])))
@@ -109,13 +75,13 @@ enum LinkWirePcap {
         var resolution: (base: Int64, exponent: Int64) = (10, 6)
     }
 
-    private static func pcapngFrames(_ file: [UInt8]) throws -> [LinkWireCapturedFrame] {
-        var frames: [LinkWireCapturedFrame] = []
+    private static func pcapngFrames(_ file: [UInt8]) throws -> [CapturedFrame] {
+        var frames: [CapturedFrame] = []
         var interfaces: [Interface] = []
         var reader = Reader(file, littleEndian: true)
         var offset = 0
         while offset < file.count {
-            guard offset + 12 <= file.count else { throw LinkWirePcapError.truncatedFile(offset: offset) }
+            guard offset + 12 <= file.count else { throw PacketCaptureError.truncatedFile(offset: offset) }
             if Reader(file, littleEndian: true).u32(offset) == 0x0a0d_0d0a {
                 // Section header: its byte-order magic sets the endianness of the whole section.
                 let order = Reader(file, littleEndian: true).u32(offset + 8)
@@ -125,7 +91,7 @@ enum LinkWirePcap {
             let type = reader.u32(offset)
             let length = reader.u32(offset + 4)
             guard length >= 12, length % 4 == 0, offset + Int(length) <= file.count else {
-                throw LinkWirePcapError.badBlockLength(offset: offset, length: length)
+                throw PacketCaptureError.badBlockLength(offset: offset, length: length)
             }
             let body = offset + 8
             let bodyEnd = offset + Int(length) - 4
@@ -146,23 +112,23 @@ enum LinkWirePcap {
                 interfaces.append(interface)
             case 6, 2:  // enhanced packet, obsolete packet
                 let interfaceID = type == 6 ? Int(reader.u32(body)) : Int(reader.u16(body))
-                guard interfaceID < interfaces.count else { throw LinkWirePcapError.unknownInterface(interfaceID) }
+                guard interfaceID < interfaces.count else { throw PacketCaptureError.unknownInterface(interfaceID) }
                 let ticks = Int64(reader.u32(body + 4)) << 32 | Int64(reader.u32(body + 8))
                 let captured = Int(reader.u32(body + 12))
-                guard body + 20 + captured <= bodyEnd else { throw LinkWirePcapError.truncatedFile(offset: offset) }
+                guard body + 20 + captured <= bodyEnd else { throw PacketCaptureError.truncatedFile(offset: offset) }
                 frames.append(
-                    LinkWireCapturedFrame(
+                    CapturedFrame(
                         number: frames.count + 1,
                         timestampNanoseconds: nanoseconds(ticks, interfaces[interfaceID].resolution),
                         linkType: interfaces[interfaceID].linkType,
                         data: Array(file[body + 20..<body + 20 + captured])))
             case 3:  // simple packet: interface 0, no timestamp
-                guard let interface = interfaces.first else { throw LinkWirePcapError.unknownInterface(0) }
+                guard let interface = interfaces.first else { throw PacketCaptureError.unknownInterface(0) }
                 let original = Int(reader.u32(body))
                 var captured = min(original, bodyEnd - body - 4)
                 if interface.snapLength > 0 { captured = min(captured, interface.snapLength) }
                 frames.append(
-                    LinkWireCapturedFrame(
+                    CapturedFrame(
                         number: frames.count + 1, timestampNanoseconds: 0, linkType: interface.linkType,
                         data: Array(file[body + 4..<body + 4 + captured])))
             default:
@@ -189,7 +155,7 @@ enum LinkWirePcap {
     // MARK: Link, network and transport layers
 
     /// The UDP datagram a frame carries, or `nil` (not UDP, fragment, malformed, unknown link type).
-    static func udpDatagram(_ frame: LinkWireCapturedFrame) -> LinkWireCapturedDatagram? {
+    package static func udpDatagram(_ frame: CapturedFrame) -> CapturedDatagram? {
         let data = frame.data
         let network: Int
         var etherType: UInt16?
@@ -237,7 +203,7 @@ enum LinkWirePcap {
         let udp = Array(found.udp)
         let length = Int(be16(udp, 4))
         guard length >= 8, length <= udp.count else { return nil }
-        return LinkWireCapturedDatagram(
+        return CapturedDatagram(
             frameNumber: frame.number, timestampNanoseconds: frame.timestampNanoseconds,
             sourceAddress: found.source, sourcePort: be16(udp, 0),
             destinationAddress: found.destination, destinationPort: be16(udp, 2),
@@ -284,7 +250,7 @@ enum LinkWirePcap {
     static func be16(_ bytes: [UInt8], _ offset: Int) -> UInt16 { UInt16(bytes[offset]) << 8 | UInt16(bytes[offset + 1]) }
 
     /// An address and port as text (IPv6 in RFC 5952 form, via the codec's endpoint type).
-    static func text(_ address: [UInt8], _ port: UInt16) -> String {
+    package static func text(_ address: [UInt8], _ port: UInt16) -> String {
         LinkEndpoint(addressBytes: address, port: port)?.description ?? "?:\(port)"
     }
 

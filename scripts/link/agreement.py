@@ -33,6 +33,8 @@ import json
 import math
 import sys
 
+from lablog import json_events
+
 
 def load(paths, max_dt_ns):
     streams = {}
@@ -40,14 +42,7 @@ def load(paths, max_dt_ns):
     for path in paths:
         fh = sys.stdin if path == "-" else open(path)
         with fh:
-            for line in fh:
-                line = line.strip()
-                if not line.startswith("{"):
-                    continue
-                try:
-                    o = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
+            for o in json_events(fh):
                 if o.get("ev", "sample") not in ("sample", "state"):
                     continue
                 if "t" not in o or "tempo" not in o or ("phase" not in o and "beat" not in o):

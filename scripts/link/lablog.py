@@ -26,6 +26,18 @@ import sys
 import time
 
 
+def json_events(lines):
+    """The JSON objects among `lines` (a log's JSON lines; every other line is skipped)."""
+    for line in lines:
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            yield json.loads(line)
+        except json.JSONDecodeError:
+            continue
+
+
 def parse_value(v):
     try:
         return json.loads(v)
@@ -62,13 +74,7 @@ def cmd_wait(a):
             chunk = ""
         buf += chunk
         *lines, buf = buf.split("\n")
-        for line in lines:
-            if not line.startswith("{"):
-                continue
-            try:
-                o = json.loads(line)
-            except json.JSONDecodeError:
-                continue
+        for o in json_events(lines):
             if evs is not None and o.get("ev") not in evs:
                 continue
             t = o.get("t")
@@ -99,13 +105,7 @@ def cmd_jumps(a):
     samples = []
     dropped = 0
     with open(a.file) as f:
-        for line in f:
-            if not line.startswith("{"):
-                continue
-            try:
-                o = json.loads(line)
-            except json.JSONDecodeError:
-                continue
+        for o in json_events(f):
             if o.get("ev") not in ("sample", "state") or a.field not in o or "t" not in o:
                 continue
             if (a.start_ns is not None and o["t"] < a.start_ns) or (a.end_ns is not None and o["t"] >= a.end_ns):

@@ -37,6 +37,7 @@ let package = Package(
             providers: [.apt(["libavahi-client-dev"])]),
         .systemLibrary(
             name: "COpus", path: "Sources/COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
+        .systemLibrary(name: "CLilv", path: "Sources/CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev"])]),
         .systemLibrary(
             name: "CSoxr", path: "Sources/CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
         .systemLibrary(
@@ -66,6 +67,8 @@ let package = Package(
         .target(name: "TuttiAnalysis", swiftSettings: strict),
         // Audio processors a filter port runs (gain, delay, an EQ band, a limiter): pure DSP, no I/O.
         .target(name: "TuttiProcess", swiftSettings: strict),
+        // The LV2 plug-in host (lilv): the edge that loads plug-ins a filter port runs.
+        .target(name: "TuttiLV2", dependencies: ["CLilv", "TuttiProcess"], swiftSettings: strict),
         // Ableton Link's protocol and timeline maths (the shared beat clock); its socket edge lives in TuttiIO.
         .target(name: "TuttiClock", dependencies: ["TuttiCore"], swiftSettings: strict),
         // Capture files (pcap, pcapng) to UDP datagrams, and what Link discovery traffic in them shows.
@@ -82,7 +85,10 @@ let package = Package(
         // The media engine: one per peer; its device clocks (paced or JACK) drive every port and connection.
         .target(
             name: "TuttiEngine",
-            dependencies: ["TuttiCore", "TuttiWire", "TuttiCodec", "TuttiStream", "TuttiIO", "TuttiClock", "TuttiJACK", "TuttiProcess"],
+            dependencies: [
+                "TuttiCore", "TuttiWire", "TuttiCodec", "TuttiStream", "TuttiIO", "TuttiClock", "TuttiJACK", "TuttiProcess",
+                "TuttiLV2",
+            ],
             swiftSettings: strict),
 
         // The embeddable peer: control plane (SwiftNIO) around its media engine.
@@ -101,6 +107,7 @@ let package = Package(
             name: "tutti",
             dependencies: [
                 "TuttiCore", "TuttiWire", "TuttiClock", "TuttiPeer", "TuttiEngine", "TuttiAnalysis", "TuttiIO", "TuttiProcess",
+                "TuttiLV2",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
@@ -128,6 +135,7 @@ let package = Package(
             dependencies: ["TuttiStream", "TuttiCore", "TuttiWire", "TuttiCodec", "TuttiResample", "TuttiTesting", "TuttiAnalysis"],
             swiftSettings: strict),
         .testTarget(name: "TuttiProcessTests", dependencies: ["TuttiProcess"], swiftSettings: strict),
+        .testTarget(name: "TuttiLV2Tests", dependencies: ["TuttiLV2", "TuttiProcess"], swiftSettings: strict),
         .testTarget(name: "TuttiResampleTests", dependencies: ["TuttiResample", "TuttiAnalysis", "TuttiTesting"], swiftSettings: strict),
         .testTarget(name: "TuttiSessionTests", dependencies: ["TuttiSession", "TuttiCore", "TuttiWire"], swiftSettings: strict),
         .testTarget(

@@ -25,8 +25,8 @@ public final class FilterPort: @unchecked Sendable {
     private let outputs = ConnectionTable<SendConnection>(capacity: ConnectionTable<SendConnection>.portCapacity)
     private let mailbox = ParameterMailbox()
     private var paced: PacedAttachment<PacedFilterProcessor>?
-    /// The processor's latency at the running rate (0 while the port is idle).
-    public private(set) var latencyFrames = 0
+    /// The processor's latency at the running rate, as the engine last saw it (0 while the port is idle).
+    public var latencyFrames: Int { paced == nil ? 0 : mailbox.latencyFrames }
     public private(set) var activeSampleRate: Int?
 
     public var incoming: [ReceiveConnection] { inputs.all }
@@ -113,7 +113,6 @@ public final class FilterPort: @unchecked Sendable {
         let paced = self.paced
         self.paced = nil
         activeSampleRate = nil
-        latencyFrames = 0
         await paced?.detach()
         for connection in inputs.all { connection.stop() }
     }
@@ -131,7 +130,13 @@ public final class FilterPort: @unchecked Sendable {
             return paced.clock
         }
         let clock = try engine.clock(sampleRate: sampleRate)
-        let processor = BuiltInProcessor.make(specification, sampleRate: sampleRate, channels: descriptor.channels)
+        let processor: FilterProcessor
+        do throws(ProcessorError) {
+            processor = try FilterProcessor.make(
+                specification, sampleRate: sampleRate, channels: descriptor.channels, maxFrames: periodFrames)
+        } catch {
+            throw EngineError("filter \(descriptor.name): \(error.message)")
+        }
         paced = try PacedAttachment(
             PacedFilterProcessor(
                 inputs: inputs, outputs: outputs, fanOut: clock.fanOut, mailbox: mailbox, processor: processor,
@@ -139,7 +144,7 @@ public final class FilterPort: @unchecked Sendable {
                 sampleRate: sampleRate),
             handler: PacedFilterProcessor.handler, on: clock)
         activeSampleRate = sampleRate
-        latencyFrames = processor.latencyFrames
+        mailbox.publishLatency(processor.latencyFrames)
         return clock
     }
 
@@ -149,7 +154,6 @@ public final class FilterPort: @unchecked Sendable {
         guard inputs.isEmpty, outputs.isEmpty, let paced else { return }
         self.paced = nil
         activeSampleRate = nil
-        latencyFrames = 0
         await paced.detach()
     }
 }

@@ -25,13 +25,14 @@ package struct PacedFilterProcessor: ~Copyable {
     package let channels: Int
     /// One period of `channels` interleaved samples: the mix, processed in place.
     package let mix: UnsafeMutableBufferPointer<Float>
-    package var processor: BuiltInProcessor
-    /// The processor's latency in nanoseconds at the port's rate.
-    package let latencyNanoseconds: Int64
+    package var processor: FilterProcessor
+    package let sampleRate: Int
+    /// The processor's latency in frames when last published.
+    private var publishedLatency = -1
 
     package init(
         inputs: ConnectionTable<ReceiveConnection>, outputs: ConnectionTable<SendConnection>, fanOut: UnsafeMutablePointer<SendFanOut>,
-        mailbox: ParameterMailbox, processor: BuiltInProcessor, captureClock: CaptureClockSource, outputClock: CaptureClock,
+        mailbox: ParameterMailbox, processor: FilterProcessor, captureClock: CaptureClockSource, outputClock: CaptureClock,
         channels: Int, periodFrames: Int, sampleRate: Int
     ) {
         self.inputs = Unmanaged.passUnretained(inputs)
@@ -44,7 +45,7 @@ package struct PacedFilterProcessor: ~Copyable {
         self.channels = channels
         mix = .allocate(capacity: periodFrames * channels)
         mix.initialize(repeating: 0)
-        latencyNanoseconds = Int64(processor.latencyFrames) * 1_000_000_000 / Int64(sampleRate)
+        self.sampleRate = sampleRate
     }
 
     deinit { mix.deallocate() }
@@ -65,6 +66,12 @@ package struct PacedFilterProcessor: ~Copyable {
         }
         mailbox._withUnsafeGuaranteedRef { mailbox in mailbox.drain { processor.set($0, to: $1) } }
         processor.process(mix, frames: frames, channels: channels)
+        let latency = processor.latencyFrames
+        if latency != publishedLatency {
+            publishedLatency = latency
+            mailbox._withUnsafeGuaranteedRef { $0.publishLatency(latency) }
+        }
+        let latencyNanoseconds = Int64(latency) * 1_000_000_000 / Int64(sampleRate)
         let captureTime = carried == .min ? captureClock.captureTime(of: periodTime) : carried - latencyNanoseconds
         let samples = UnsafeBufferPointer(rebasing: mix[0..<(frames * channels)])
         let fanOut = fanOut

@@ -12,9 +12,9 @@ extension Peer {
 
     static func state(of port: FilterPort) -> FilterState {
         let rate = port.activeSampleRate ?? port.descriptor.sampleRates.first ?? 48_000
-        return FilterState(
-            port: port.descriptor.name, processor: port.specification.description,
-            latencyFrames: port.specification.latencyFrames(sampleRate: rate), sampleRate: rate)
+        // While it runs, the latency the engine sees (an LV2 plug-in reports its own); idle, a built-in's.
+        let latency = port.activeSampleRate == nil ? port.specification.latencyFrames(sampleRate: rate) : port.latencyFrames
+        return FilterState(port: port.descriptor.name, processor: port.specification.description, latencyFrames: latency, sampleRate: rate)
     }
 
     /// Sets a filter port's parameters, all of them or none: every value is checked first (the first refused one

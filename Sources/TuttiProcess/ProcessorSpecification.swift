@@ -1,11 +1,24 @@
 /// A processor and its parameter values as the user writes them: `gain,db=-6`, `eq,freq=250,db=-3,q=1.4`,
-/// `limiter`. Parsing checks the name, every parameter name and every value against its range, so a port is
+/// `limiter`, or a hosted LV2 plug-in, `lv2,uri=URI,PARAM=VALUE…` (its parameters are its control ports, read
+/// by the host that loads it). Every parameter name and every value is checked against its range, so a port is
 /// never made with a value the processor would not take. A value; thread-safe: yes (any thread).
 public struct ProcessorSpecification: Hashable, Sendable, Codable, CustomStringConvertible {
-    /// A built-in processor's name.
+    /// A built-in processor's name, or `lv2`.
     public private(set) var name: String
+    /// The LV2 plug-in's URI, for `lv2`.
+    public private(set) var uri: String?
+    /// The processor's parameters, in order.
+    public private(set) var parameters: [ProcessorParameter]
     /// Every parameter's value, in the processor's order (defaults where not given).
     public private(set) var values: [Double]
+
+    /// An LV2 plug-in with its control ports' defaults (`parameters`, from the plug-in's description).
+    public init(lv2 uri: String, parameters: [ProcessorParameter]) {
+        name = "lv2"
+        self.uri = uri
+        self.parameters = parameters
+        values = parameters.map(\.defaultValue)
+    }
 
     /// Parses `NAME[,PARAM=VALUE…]`.
     ///
@@ -19,6 +32,7 @@ public struct ProcessorSpecification: Hashable, Sendable, Codable, CustomStringC
                 "unknown processor '\(fields[0])': the built-in ones are \(BuiltInProcessor.names.joined(separator: ", "))")
         }
         self.name = name
+        self.parameters = parameters
         values = parameters.map(\.defaultValue)
         for field in fields.dropFirst() {
             let pair = field.split(separator: "=", maxSplits: 1).map { Self.trimmed(Substring($0)) }
@@ -32,9 +46,6 @@ public struct ProcessorSpecification: Hashable, Sendable, Codable, CustomStringC
     static func trimmed<S: StringProtocol>(_ text: S) -> String {
         String(text.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
     }
-
-    /// The processor's parameters, in order.
-    public var parameters: [ProcessorParameter] { BuiltInProcessor.parameters(of: name) ?? [] }
 
     /// Sets one parameter from the user's text (for `tutti set`); returns its index.
     ///
@@ -60,7 +71,8 @@ public struct ProcessorSpecification: Hashable, Sendable, Codable, CustomStringC
         return index
     }
 
-    /// Frames by which the processor's output lags its input at `sampleRate` (its processing latency).
+    /// Frames by which a built-in processor's output lags its input at `sampleRate` (its processing latency); 0 for an
+    /// LV2 plug-in, which reports its own once it runs.
     public func latencyFrames(sampleRate: Int) -> Int {
         name == BuiltInProcessor.Kind.limiter.rawValue ? LimiterProcessor.lookaheadFrames(sampleRate: sampleRate) : 0
     }
@@ -71,8 +83,10 @@ public struct ProcessorSpecification: Hashable, Sendable, Codable, CustomStringC
         return values[index]
     }
 
-    /// `gain,db=-6`: every parameter, as `init(parsing:)` reads it back.
+    /// `gain,db=-6` (`lv2,uri=URI,gain=-6`): every parameter, as `init(parsing:)` (or the CLI's `--filter`) reads
+    /// it back.
     public var description: String {
-        ([name] + zip(parameters, values).map { "\($0.name)=\(ProcessorParameter.format($1))" }).joined(separator: ",")
+        ([name] + (uri.map { ["uri=\($0)"] } ?? []) + zip(parameters, values).map { "\($0.name)=\(ProcessorParameter.format($1))" })
+            .joined(separator: ",")
     }
 }

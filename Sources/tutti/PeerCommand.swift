@@ -28,6 +28,8 @@ struct PeerCommand: AsyncParsableCommand {
                          delay   (ms=0)
                          eq      (freq=1000, db=0, q=0.707) one band
                          limiter (ceiling=-1, release=50) 1.5 ms ahead
+                         lv2     (uri=URI, and its control ports) a hosted
+                                 LV2 plug-in, e.g. uri=http://plugin.org.uk/swh-plugins/amp
                          in, processed and out in one period;
                          'tutti set PEER:PORT NAME=VALUE' changes one live
             jack ports belong to the JACK client tutti-<peer name> on the server $JACK_DEFAULT_SERVER (else

@@ -2,6 +2,7 @@ import TuttiCore
 import TuttiEngine
 import TuttiIO
 import TuttiPeer
+import TuttiLV2
 import TuttiProcess
 
 /// Builds port configurations from `--sender`/`--receiver`/`--filter` flags (`NAME=KIND[,key=value…]`; a
@@ -107,10 +108,28 @@ enum PortSpecification {
             title = title ?? "stdout"
         case (.receiver, "null"):
             role = .receiver(.null)
+        case (.filter, "lv2"):
+            known.insert("uri")
+            guard let uri = values["uri"] else {
+                throw CLIError(
+                    "port \(name): an lv2 filter needs uri=PLUGIN_URI (see 'lv2ls'), e.g. uri=http://plugin.org.uk/swh-plugins/amp")
+            }
+            do throws(ProcessorError) {
+                var specification = try LV2Catalog.shared.plugin(uri: uri).specification
+                known.formUnion(specification.parameters.map(\.name))
+                for parameter in specification.parameters {
+                    if let text = values[parameter.name] { try specification.set(parameter.name, to: text) }
+                }
+                role = .filter(specification)
+                title = title ?? specification.description
+            } catch {
+                throw CLIError("port \(name): \(error.message)")
+            }
         case (.filter, _):
             let processor = portKind.lowercased()
             guard let parameters = BuiltInProcessor.parameters(of: processor) else {
-                throw CLIError("port \(name): unknown processor '\(portKind)' (one of: \(BuiltInProcessor.names.joined(separator: ", ")))")
+                throw CLIError(
+                    "port \(name): unknown processor '\(portKind)' (one of: \((BuiltInProcessor.names + ["lv2"]).joined(separator: ", ")))")
             }
             known.formUnion(parameters.map(\.name))
             let given = parameters.compactMap { parameter in values[parameter.name].map { "\(parameter.name)=\($0)" } }

@@ -5,6 +5,7 @@ import Benchmark
 import TuttiCore
 import TuttiEngine
 import TuttiIO
+import TuttiProcess
 import TuttiStream
 import TuttiWire
 
@@ -17,11 +18,15 @@ import TuttiWire
 /// Iterations run in real time, one period (1.33 ms) apart, as the clock thread would: the datagrams carry
 /// the kernel's arrival times, so the streams' timeline must be the host clock's (a warm-up of 5,000
 /// periods takes 6.7 s).
+///
+/// With a `filter`, the 8 streams go into a filter port running that processor instead, which sends its output
+/// to the one connection (the filter path: mix, process, packetize, send, in the same period).
 final class EnginePeriodState {
     static let streams = 8
     let engine = MediaEngine(periodFrames: stereoL24.packetFrames, threaded: false)
     let clock: EngineClock
     let desk: ReceiverPort
+    let filter: FilterPort?
     let connections: [ReceiveConnection]
     let sender: SenderPort
     let sendConnection: SendConnection
@@ -38,11 +43,16 @@ final class EnginePeriodState {
     var period: Int64 = 0
     let start = MonotonicClock().now().nanoseconds + 10_000_000
 
-    init() async throws {
+    init(filter processor: ProcessorSpecification? = nil) async throws {
         let captureClock = CaptureClockSource(link: nil)
         clock = try engine.clock(sampleRate: stereoL24.sampleRate)
         desk = ReceiverPort(
             configuration: .receiver(name: "desk", sink: .null, channels: 2), sink: .null, engine: engine, captureClock: captureClock)
+        filter = processor.map {
+            FilterPort(
+                descriptor: PortConfiguration.filter(name: "fx", processor: $0).descriptor, processor: $0, engine: engine,
+                captureClock: captureClock, outputClock: .realtime)
+        }
         var connections: [ReceiveConnection] = []
         for index in 0..<Self.streams {
             let hex = String(index + 1, radix: 16)
@@ -54,7 +64,7 @@ final class EnginePeriodState {
                 ssrc: ssrc &+ UInt32(index), payloadType: payloadType, peerEndpoint: nil, captureClock: .realtime,
                 maxPeriodFrames: stereoL24.packetFrames, signalLossTimeout: .seconds(1), concealment: .repetition,
                 outputSampleRate: stereoL24.sampleRate, driftCompensation: true)
-            try await desk.add(connection)
+            if let filter { try await filter.add(connection) } else { try await desk.add(connection) }
             connections.append(connection)
         }
         self.connections = connections
@@ -69,7 +79,7 @@ final class EnginePeriodState {
                 destination: PortReference(peer: "c", port: "in"), format: stereoL24, state: .playing),
             destination: socket.destination(try UDPAddress(host: "127.0.0.1", port: blackHole.localPort)), peerEndpoint: nil,
             ssrc: 1, payloadType: payloadType, maxPeriodFrames: stereoL24.packetFrames)
-        try sender.add(sendConnection)
+        if let filter { try await filter.add(sendConnection) } else { try sender.add(sendConnection) }
         network = try UDPSocket()
         mediaAddress = network.destination(try UDPAddress(host: "127.0.0.1", port: clock.media.port))
         scratch = .allocate(byteCount: DatagramWindow.stride, alignment: 16)
@@ -99,31 +109,44 @@ final class EnginePeriodState {
 }
 
 func registerEngineBenchmarks(_ configuration: Benchmark.Configuration) {
-    let engine = Fixture<EnginePeriodState>()
-    Benchmark("Engine-period-8-streams-in-1-out", configuration: configuration) { benchmark in
-        let state = engine.state!
-        let now = state.nextPeriod()
-        state.deliver()
-        benchmark.startMeasurement()
-        state.clock.runPeriod(at: now)
-        benchmark.stopMeasurement()
-        state.slot = (state.slot + 1) & (windowPackets - 1)
-    } setup: {
-        engine.state = try await EnginePeriodState()
-    } teardown: {
-        let state = engine.state!
-        precondition(state.clock.media.demux.strayDatagrams == 0, "every datagram found its stream")
-        for connection in state.connections {
-            let statistics = connection.statistics()
-            guard statistics.state == .playing, statistics.packetsLost == 0, statistics.packetsLate == 0 else {
-                fatalError("Engine-period-8-streams-in-1-out: not a clean steady state: \(statistics)")
+    // The whole period as the clock thread runs it; with a filter port, the filter path (8 streams in, a limiter,
+    // 1 out), which must allocate nothing either.
+    let cases: [(name: String, filter: String?)] = [
+        ("Engine-period-8-streams-in-1-out", nil), ("Engine-period-filter-8-streams-in-limiter-1-out", "limiter,ceiling=-6"),
+    ]
+    for (name, filter) in cases {
+        let engine = Fixture<EnginePeriodState>()
+        Benchmark(name, configuration: configuration) { benchmark in
+            let state = engine.state!
+            let now = state.nextPeriod()
+            state.deliver()
+            benchmark.startMeasurement()
+            state.clock.runPeriod(at: now)
+            benchmark.stopMeasurement()
+            state.slot = (state.slot + 1) & (windowPackets - 1)
+        } setup: {
+            engine.state = try await EnginePeriodState(filter: try filter.map { try ProcessorSpecification(parsing: $0) })
+        } teardown: {
+            let state = engine.state!
+            precondition(state.clock.media.demux.strayDatagrams == 0, "every datagram found its stream")
+            for connection in state.connections {
+                let statistics = connection.statistics()
+                guard statistics.state == .playing, statistics.packetsLost == 0, statistics.packetsLate == 0 else {
+                    fatalError("\(name): not a clean steady state: \(statistics)")
+                }
             }
+            precondition(state.sendConnection.statistics().packetsSent > 0, "the period's output was sent")
+            if let filter = state.filter {
+                for connection in state.connections { await filter.remove(connection) }
+                await filter.remove(state.sendConnection)
+                await filter.shutdown()
+            } else {
+                for connection in state.connections { _ = await state.desk.remove(connection) }
+                await state.sender.remove(state.sendConnection)
+            }
+            await state.desk.shutdown()
+            await state.sender.shutdown()
+            engine.state = nil
         }
-        precondition(state.sendConnection.statistics().packetsSent > 0, "the tone was sent")
-        for connection in state.connections { _ = await state.desk.remove(connection) }
-        await state.sender.remove(state.sendConnection)
-        await state.desk.shutdown()
-        await state.sender.shutdown()
-        engine.state = nil
     }
 }

@@ -66,7 +66,8 @@ final class JACKPortsEndToEndTests: XCTestCase {
 
     /// A peer named `name` with `ports`, and its control port once it listens.
     func startPeer(_ name: String, _ ports: [String]) async throws -> (peer: BackgroundProcess, controlPort: String) {
-        let peer = try start(TuttiBinary.path, ["peer", "--name", name] + peerOptions + ports, log: name)
+        // The peers time audio on JACK's clock: the release build when scripts/test names it (TUTTI_TIMED_BIN).
+        let peer = try start(TuttiBinary.timedPath, ["peer", "--name", name] + peerOptions + ports, log: name)
         let port = try await peer.waitForLog("listening for control on port ([0-9]+)", timeout: .seconds(10))
         return (peer, try XCTUnwrap(port, "peer \(name) did not start: \(peer.log)"))
     }

@@ -7,6 +7,13 @@ public enum TuttiBinary {
         Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent("tutti").path
     }
 
+    /// The binary for tests that time audio on real clocks (peers whose device threads must keep up): the
+    /// release build named by `$TUTTI_TIMED_BIN` (scripts/test sets it, as the lab tests run the release build:
+    /// a debug build's device threads are several times slower), else `path`.
+    public static var timedPath: String {
+        ProcessInfo.processInfo.environment["TUTTI_TIMED_BIN"].flatMap { $0.isEmpty ? nil : $0 } ?? path
+    }
+
     /// The one skip in the CLI tests: only when the `tutti` product was not built (e.g. `swift test
     /// --filter` after a partial build). `make test` (and so CI) builds it with `swift build --build-tests`
     /// first, so CI always runs these tests; the lab tests drive the same binary end to end as well.

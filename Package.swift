@@ -120,6 +120,8 @@ let package = Package(
         // The lab benchmark's analysis steps (scripts/bench/run): probe recordings, stats, JackTrip's counters, CPU.
         .executableTarget(name: "tutti-bench-analyze", dependencies: ["TuttiAnalysis", "TuttiIO", "TuttiCore"], swiftSettings: strict),
         .executableTarget(name: "tutti-link-pcap", dependencies: ["TuttiLinkCapture"], swiftSettings: strict),
+        // The Link lab tests' analysis of their peers' sample logs (scripts/link/lib.sh): phase agreement, beat continuity.
+        .executableTarget(name: "tutti-link-agreement", dependencies: ["TuttiAnalysis"], swiftSettings: strict),
 
         // Test support: manual clock, lossy in-memory network, the built `tutti` binary and child processes.
         .target(

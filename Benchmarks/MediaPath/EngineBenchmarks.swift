@@ -48,6 +48,7 @@ final class EnginePeriodState {
         clock = try engine.clock(sampleRate: stereoL24.sampleRate)
         desk = ReceiverPort(
             configuration: .receiver(name: "desk", sink: .null, channels: 2), sink: .null, engine: engine, captureClock: captureClock)
+        let engine = self.engine
         filter = processor.map {
             FilterPort(
                 descriptor: PortConfiguration.filter(name: "fx", processor: $0).descriptor, processor: $0, engine: engine,

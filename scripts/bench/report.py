@@ -780,14 +780,14 @@ def main(work, out):
     if clocks:
         md.append("## Clock\n")
         md.append(f"Two Tutti beat clocks (`tutti clock --serve`, Link on the lab interface), h2 joining h1's session; "
-                  f"both sampled every 1 ms for {clocks[0][1]['windowSeconds']} s; phase agreement by `scripts/link/agreement.py` "
+                  f"both sampled every 1 ms for {clocks[0][1]['windowSeconds']} s; phase agreement by `tutti-link-agreement` "
                   "(signed median: the constant offset; |Δ|: the spread), on the clean network and under the latency "
                   "scenario's jitter on both hosts' egress.\n")
         md.append("| network | pair | instants | signed median (µs) | median abs(Δ) (µs) | p95 | p99 | max |\n|---|---|---|---|---|---|---|---|")
         for net, clock in clocks:
             pairs = (clock.get("agreement") or {}).get("pairs") or {}
             if not pairs:
-                md.append(f"| {net} | not measured: agreement.py said `{clock.get('summary', '')[:200]}` | | | | | | |")
+                md.append(f"| {net} | not measured: tutti-link-agreement said `{clock.get('summary', '')[:200]}` | | | | | | |")
             for name, p in pairs.items():
                 md.append(f"| {net} | {name} | {p.get('n')} | {fmt(p.get('signed_median_us'))} | {fmt(p.get('median_us'))} | "
                           f"{fmt(p.get('p95_us'))} | {fmt(p.get('p99_us'))} | {fmt(p.get('max_us'))} |")

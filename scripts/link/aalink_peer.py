@@ -21,7 +21,7 @@ echoed back in the reply. See scripts/link/README.md for the full protocol; in s
   {"cmd":"quit"}                  -> ack, Link disabled (BYEBYE), {"ev":"bye"}, exit 0
   {"cmd":"kill"}                  -> ack, then SIGKILL to itself (a crash: no BYEBYE)
 
-Sample line ("ev":"sample" periodic, "ev":"state" on request), the format agreement.py reads:
+Sample line ("ev":"sample" periodic, "ev":"state" on request), the format tutti-link-agreement reads:
   {"ev":"sample","src":"h1","t":<ns>,"dt":<ns>,"beat":<float>,"phase":<float>,"quantum":4.0,
    "tempo":<bpm>,"peers":<int>,"playing":<bool>}
   t  = CLOCK_MONOTONIC midpoint of a bracket [t0, t1] taken right before and right after the one

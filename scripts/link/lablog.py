@@ -11,13 +11,7 @@ for shell drivers such as link-lab-test.
       earliest). Prints the line (or its FIELD). Exit 1 on timeout.
   lablog.py now
       CLOCK_MONOTONIC in ns.
-  lablog.py jumps FILE [--start-ns NS] [--end-ns NS] [--field beat] [--max-dt-us 10]
-      Continuity of a peer's own beat timeline from its sample lines: for each pair of consecutive
-      samples, the beat advance minus the advance expected from the earlier sample's tempo
-      ((t2 - t1) * bpm / 60e9), converted to us. Samples whose bracket dt exceeds --max-dt-us are
-      left out (a sample's time is uncertain by dt/2: a 36 us scheduler hiccup alone looks like an
-      18 us jump). Prints JSON: n, dropped, max_abs_jump_us (the largest discontinuity),
-      max_gap_ms (longest time between samples kept), tempos seen.
+(The logs' analysis, the beat continuity `jumps` measured here before, is tutti-link-agreement's.)
 """
 
 import argparse
@@ -101,34 +95,6 @@ def cmd_wait(a):
     return 0
 
 
-def cmd_jumps(a):
-    samples = []
-    dropped = 0
-    with open(a.file) as f:
-        for o in json_events(f):
-            if o.get("ev") not in ("sample", "state") or a.field not in o or "t" not in o:
-                continue
-            if (a.start_ns is not None and o["t"] < a.start_ns) or (a.end_ns is not None and o["t"] >= a.end_ns):
-                continue
-            if a.max_dt_us > 0 and o.get("dt") is not None and o["dt"] > a.max_dt_us * 1000:
-                dropped += 1
-                continue
-            samples.append((o["t"], float(o[a.field]), float(o["tempo"])))
-    samples.sort()
-    worst = 0.0
-    worst_t = None
-    gap = 0
-    for (t1, b1, m1), (t2, b2, _m2) in zip(samples, samples[1:]):
-        jump_us = (b2 - b1 - (t2 - t1) * m1 / 60e9) * 60e6 / m1
-        if abs(jump_us) > abs(worst):
-            worst, worst_t = jump_us, t2
-        gap = max(gap, t2 - t1)
-    print(json.dumps({"n": len(samples), "dropped": dropped, "max_abs_jump_us": round(abs(worst), 3), "worst_jump_us": round(worst, 3),
-                      "worst_t": worst_t, "max_gap_ms": round(gap / 1e6, 3),
-                      "tempos": sorted({round(s[2], 6) for s in samples})}))
-    return 0
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -141,12 +107,6 @@ def main():
     w.add_argument("--settle-ms", type=float, default=5.0)
     w.add_argument("--print")
     sub.add_parser("now")
-    j = sub.add_parser("jumps")
-    j.add_argument("file")
-    j.add_argument("--start-ns", type=int)
-    j.add_argument("--end-ns", type=int)
-    j.add_argument("--field", default="beat")
-    j.add_argument("--max-dt-us", type=float, default=10.0)
     if len(sys.argv) > 1 and sys.argv[1] == "wait":
         a = w.parse_intermixed_args(sys.argv[2:])
         a.cmd = "wait"
@@ -155,8 +115,6 @@ def main():
     if a.cmd == "now":
         print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))
         return 0
-    if a.cmd == "jumps":
-        return cmd_jumps(a)
     return cmd_wait(a)
 
 

@@ -18,8 +18,10 @@ source "$LL_HERE/../lib/harness.sh" # pass, fail, the checks (a no-op when the t
 REPO="$(cd "$LL_HERE/../.." && pwd)"
 LAB="$REPO/scripts/lab"
 PEER="$LL_HERE/aalink_peer.py"
-AGREE="$LL_HERE/agreement.py"
-LOGQ="$LL_HERE/lablog.py"
+LOGQ="$LL_HERE/lablog.py" # wait (follows a peer's log) and now (CLOCK_MONOTONIC)
+# The logs' analysis (phase agreement, beat continuity, a JSON file's fields), built beside tutti as
+# tutti-link-pcap is (swift build [-c release] --product tutti-link-agreement).
+AGREE=${TUTTI_LINK_AGREEMENT:-$(dirname "${TUTTI_BIN:-$REPO/.build/debug/tutti}")/tutti-link-agreement}
 OUT=${LINK_LAB_OUT:-${TMPDIR:-/tmp}/tutti-link-lab} # not lab-out/: scripts/lab-test wipes that
 WAIT_LAB_S=${LINK_LAB_WAIT_S:-1800}
 TUTTI=${TUTTI:-}
@@ -37,6 +39,9 @@ CAPS=()       # packet captures running (PIDs), stopped on exit
 NAP_PID=""
 
 ll_need_root() { [[ $(id -u) -eq 0 ]] || { echo "$LL_NAME: needs root (network namespaces)" >&2; exit 2; }; }
+ll_need_agreement() {
+  [[ -x $AGREE ]] || { echo "$LL_NAME: no tutti-link-agreement at $AGREE (swift build --product tutti-link-agreement beside TUTTI_BIN, or set TUTTI_LINK_AGREEMENT)" >&2; exit 2; }
+}
 ll_need_aalink() {
   PY="$(command -v python3)" || { echo "$LL_NAME: no python3" >&2; exit 2; }
   "$PY" -c 'import aalink' 2>/dev/null || { echo "$LL_NAME: python3 has no aalink (pip install aalink==0.2.3)" >&2; exit 2; }
@@ -59,9 +64,7 @@ stats_ms() { # "median M, max X" of the arguments
   (($#)) || { printf 'none'; return; }
   printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "median %.2f, max %.2f (n=%d)", v[int((NR + 1) / 2)], v[NR], NR; else printf "none" }'
 }
-jget() { "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); ks=sys.argv[2].split(".")
-for k in ks: d=d[int(k)] if isinstance(d, list) else d[k]
-print(json.dumps(d) if isinstance(d, (bool, list, dict)) or d is None else d)' "$1" "$2" 2>/dev/null; }
+jget() { "$AGREE" get "$1" "$2" 2>/dev/null; } # FILE KEY[.KEY...] : one value of a JSON file (empty if missing)
 now_ns() { "$PY" "$LOGQ" now; }
 
 nap() { sleep "$1" & NAP_PID=$!; wait "$NAP_PID" 2>/dev/null; NAP_PID=""; } # a sleep that signals interrupt
@@ -229,11 +232,11 @@ sample_stop() { # NAME... : ends the sampling sample_start began; sets WIN_START
   done
 }
 
-agreement() { # TAG [agreement.py options] FILE... : runs agreement.py, sets AG_JSON
+agreement() { # TAG [tutti-link-agreement options] FILE... : phase agreement of the logs, sets AG_JSON
   local tag=$1
   shift
   AG_JSON="$RUN/agreement-$tag.json"
-  "$PY" "$AGREE" --start-ns "$WIN_START" --end-ns "$WIN_END" --json "$AG_JSON" "$@" | sed 's/^/  /'
+  "$AGREE" --start-ns "$WIN_START" --end-ns "$WIN_END" --json "$AG_JSON" "$@" | sed 's/^/  /'
 }
 
 # ---- packet capture (inside a lab host; tcpdump writes to our stdout, so no file permissions) ----

@@ -12,6 +12,8 @@ test:
 bench:
 	scripts/setup
 	swift build -c release --product tutti
+	swift build -c release --product tutti-bench-analyze
+	swift build -c release --product tutti-link-agreement
 	scripts/bench/run --tutti .build/release/tutti $(BENCH_ARGS)
 
 # Installs the release build, its man page (tutti.1, generated from the command's own help) and shell

@@ -20,6 +20,9 @@
 //   tutti-link-agreement jumps FILE [--start-ns NS] [--end-ns NS] [--field beat] [--max-dt-us 10]
 //     The continuity of one peer's beat timeline, as JSON: n, dropped, max_abs_jump_us, worst_jump_us,
 //     worst_t, max_gap_ms, tempos.
+//   tutti-link-agreement series FILE|-
+//     The summary of a series of numbers, one a line (blank lines skipped), as JSON: n, min, median, p95, p99,
+//     max, mean (TuttiAnalysis SeriesSummary: nearest-rank percentiles). Exit 1 for a line that is not a number.
 //   tutti-link-agreement get FILE|- KEY[.KEY...]
 //     One value of a JSON file (a number indexes a list): a string or number as it is, anything else as JSON;
 //     exit 1 when it is missing.
@@ -40,7 +43,9 @@ func fail(_ message: String, status: Int32 = 1) -> Never {
 }
 
 func usageError(_ message: String) -> Never {
-    fail("\(message)\nusage: tutti-link-agreement [options] FILE... | jumps FILE [options] | get FILE|- KEY[.KEY...]", status: 2)
+    fail(
+        "\(message)\nusage: tutti-link-agreement [options] FILE... | jumps FILE [options] | series FILE|- | get FILE|- KEY[.KEY...]",
+        status: 2)
 }
 
 /// `value` rounded to `digits` decimals as Python's `round` does (the exact binary value, correctly rounded).
@@ -402,9 +407,30 @@ func get(_ path: String, _ keyPath: String) -> Int32 {
     return 0
 }
 
+/// `series FILE`: the SeriesSummary of the file's numbers, one a line, as JSON on standard output.
+func series(_ path: String) -> Int32 {
+    var values: [Double] = []
+    for (index, line) in String(decoding: contents(path), as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        .enumerated()
+    {
+        let text = line.trimmingCharacters(in: .whitespaces)
+        if text.isEmpty { continue }
+        guard let value = Double(text), value.isFinite else { fail("\(path):\(index + 1): not a number: \(text)") }
+        values.append(value)
+    }
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    guard let data = try? encoder.encode(SeriesSummary(values)) else { return 1 }
+    print(String(decoding: data, as: UTF8.self))
+    return 0
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "jumps": exit(jumps(Array(arguments.dropFirst())))
+case "series":
+    guard arguments.count == 2 else { usageError("series takes FILE") }
+    exit(series(arguments[1]))
 case "get":
     guard arguments.count == 3 else { usageError("get takes FILE and KEY[.KEY...]") }
     exit(get(arguments[1], arguments[2]))

@@ -151,7 +151,8 @@ let package = Package(
         .testTarget(
             name: "TuttiPeerTests",
             dependencies: [
-                "TuttiPeer", "TuttiCore", "TuttiWire", "TuttiEngine", "TuttiIO", "TuttiAnalysis", "TuttiProcess", "TuttiTesting",
+                "TuttiPeer", "TuttiCore", "TuttiWire", "TuttiEngine", "TuttiIO", "TuttiAnalysis", "TuttiProcess", "TuttiStream",
+                "TuttiTesting",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strict),

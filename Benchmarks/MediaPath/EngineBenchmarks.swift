@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Benchmark
+import Synchronization
 import TuttiCore
 import TuttiEngine
 import TuttiIO
@@ -21,7 +22,26 @@ import TuttiWire
 ///
 /// With a `filter`, the 8 streams go into a filter port running that processor instead, which sends its output
 /// to the one connection (the filter path: mix, process, packetize, send, in the same period).
+///
+/// With `blocks`, the application's own blocks (the embedding API, `AudioBlock`) take the built-ins' places: the
+/// sender's source renders a ramp, the receiver's sink sums the mix, a filter port's processing inverts; their
+/// realtime contract is the engine's, so the period must allocate nothing with them either.
 final class EnginePeriodState {
+    /// The embedding API's blocks, allocation-free as `AudioBlock`'s contract asks.
+    static let sourceBlock = AudioBlock(name: "ramp") { samples, frames, channels, _ in
+        for index in 0..<(frames * channels) { samples[index] = Float(index) / 1_024 }
+    }
+    static let inverterBlock = AudioBlock(name: "invert") { samples, frames, channels, _ in
+        for index in 0..<(frames * channels) { samples[index] = -samples[index] }
+    }
+    /// The last mix's sum, as a `Float`'s bits (what the sink block read).
+    static let heard = Atomic<UInt32>(0)
+    static let sinkBlock = AudioBlock(name: "sum") { samples, frames, channels, _ in
+        var sum: Float = 0
+        for index in 0..<(frames * channels) { sum += samples[index] }
+        heard.store(sum.bitPattern, ordering: .relaxed)
+    }
+
     static let streams = 8
     let engine = MediaEngine(periodFrames: stereoL24.packetFrames, threaded: false)
     let clock: EngineClock
@@ -43,16 +63,17 @@ final class EnginePeriodState {
     var period: Int64 = 0
     let start = MonotonicClock().now().nanoseconds + 10_000_000
 
-    init(filter processor: ProcessorSpecification? = nil) async throws {
+    init(filter processor: ProcessorSpecification? = nil, blocks: Bool = false) async throws {
         let captureClock = CaptureClockSource(link: nil)
         clock = try engine.clock(sampleRate: stereoL24.sampleRate)
+        let sink: AudioSink = blocks ? .block(Self.sinkBlock) : .null
         desk = ReceiverPort(
-            configuration: .receiver(name: "desk", sink: .null, channels: 2), sink: .null, engine: engine, captureClock: captureClock)
+            configuration: .receiver(name: "desk", sink: sink, channels: 2), sink: sink, engine: engine, captureClock: captureClock)
         let engine = self.engine
         filter = processor.map {
             FilterPort(
-                descriptor: PortConfiguration.filter(name: "fx", processor: $0).descriptor, processor: $0, engine: engine,
-                captureClock: captureClock, outputClock: .realtime)
+                descriptor: PortConfiguration.filter(name: "fx", processor: $0).descriptor, processor: $0,
+                block: blocks ? Self.inverterBlock : nil, engine: engine, captureClock: captureClock, outputClock: .realtime)
         }
         var connections: [ReceiveConnection] = []
         for index in 0..<Self.streams {
@@ -69,9 +90,10 @@ final class EnginePeriodState {
             connections.append(connection)
         }
         self.connections = connections
-        guard case .sender(let source) = PortConfiguration.toneSender(name: "tone").role else { fatalError("a tone sender") }
-        sender = SenderPort(
-            configuration: .toneSender(name: "tone"), source: source, engine: engine, captureClock: captureClock)
+        let configuration: PortConfiguration =
+            blocks ? .application(.sender, name: "tone", block: Self.sourceBlock) : .toneSender(name: "tone")
+        guard case .sender(let source) = configuration.role else { fatalError("a sender") }
+        sender = SenderPort(configuration: configuration, source: source, engine: engine, captureClock: captureClock)
         blackHole = try UDPSocket()
         let socket = try sender.sendingSocket()
         sendConnection = SendConnection(
@@ -112,10 +134,13 @@ final class EnginePeriodState {
 func registerEngineBenchmarks(_ configuration: Benchmark.Configuration) {
     // The whole period as the clock thread runs it; with a filter port, the filter path (8 streams in, a limiter,
     // 1 out), which must allocate nothing either.
-    let cases: [(name: String, filter: String?)] = [
-        ("Engine-period-8-streams-in-1-out", nil), ("Engine-period-filter-8-streams-in-limiter-1-out", "limiter,ceiling=-6"),
+    // The application's blocks in the same two paths: a source and a sink block; a filter block (its specification
+    // only names it).
+    let cases: [(name: String, filter: String?, blocks: Bool)] = [
+        ("Engine-period-8-streams-in-1-out", nil, false), ("Engine-period-filter-8-streams-in-limiter-1-out", "limiter,ceiling=-6", false),
+        ("Engine-period-app-blocks-8-streams-in-1-out", nil, true), ("Engine-period-app-filter-8-streams-in-1-out", "gain", true),
     ]
-    for (name, filter) in cases {
+    for (name, filter, blocks) in cases {
         let engine = Fixture<EnginePeriodState>()
         Benchmark(name, configuration: configuration) { benchmark in
             let state = engine.state!
@@ -126,7 +151,7 @@ func registerEngineBenchmarks(_ configuration: Benchmark.Configuration) {
             benchmark.stopMeasurement()
             state.slot = (state.slot + 1) & (windowPackets - 1)
         } setup: {
-            engine.state = try await EnginePeriodState(filter: try filter.map { try ProcessorSpecification(parsing: $0) })
+            engine.state = try await EnginePeriodState(filter: try filter.map { try ProcessorSpecification(parsing: $0) }, blocks: blocks)
         } teardown: {
             let state = engine.state!
             precondition(state.clock.media.demux.strayDatagrams == 0, "every datagram found its stream")

@@ -23,11 +23,19 @@ public struct PortDescriptor: Hashable, Sendable, Codable {
     public var sampleRates: [Int]
     /// Wire formats the port accepts, in order of preference.
     public var sampleFormats: [SampleFormat]
+    /// Receiver or filter: whether it takes connections from its own peer (`allows-self`); nil or false: a
+    /// connection from a port of the same peer is refused.
+    public var allowsSelf: Bool?
+    /// Sender: whether its audio comes from a live input (`live`: a microphone, an instrument), so that a
+    /// pipeline leading it back to a receiver on its own host that plays out gets a feedback warning.
+    public var live: Bool?
 
     public init(
         name: String, title: String, kind: PortKind, channels: Int, sampleRates: [Int],
-        sampleFormats: [SampleFormat] = [.l24, .l16, .opus]
+        sampleFormats: [SampleFormat] = [.l24, .l16, .opus], allowsSelf: Bool = false, live: Bool = false
     ) {
+        self.allowsSelf = allowsSelf ? true : nil
+        self.live = live ? true : nil
         self.name = name
         self.title = title
         self.kind = kind
@@ -35,6 +43,11 @@ public struct PortDescriptor: Hashable, Sendable, Codable {
         self.sampleRates = sampleRates
         self.sampleFormats = sampleFormats
     }
+
+    /// Whether a connection from a port of the same peer may end here.
+    public var takesSelfConnections: Bool { allowsSelf == true }
+    /// Whether its audio comes from a live input.
+    public var isLive: Bool { live == true }
 
     /// Whether `name` is a valid port or peer identifier: 1–32 of `A–Z a–z 0–9 _ . -`.
     public static func isValidName(_ name: String) -> Bool {

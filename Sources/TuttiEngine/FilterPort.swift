@@ -1,4 +1,5 @@
 import TuttiCore
+import TuttiStream
 import TuttiIO
 import TuttiProcess
 import TuttiWire
@@ -19,6 +20,9 @@ public final class FilterPort: @unchecked Sendable {
     public let periodFrames: Int
     private let engine: MediaEngine
     private let captureClock: CaptureClockSource
+    /// The port's mute (`tutti mute PEER:PORT`), with short fades: what the port sends on, to every destination. Kept across its
+    /// streams' starts and stops. Set from the control plane.
+    public let fader = MuteFader()
     /// The capture clock the outgoing streams are stamped on (the peer's).
     private let outputClock: CaptureClock
     private let inputs = ConnectionTable<ReceiveConnection>(capacity: ConnectionTable<ReceiveConnection>.portCapacity)
@@ -36,10 +40,16 @@ public final class FilterPort: @unchecked Sendable {
     /// The rates the port can run at now: only its running rate while it runs.
     public var currentRates: [Int] { activeSampleRate.map { [$0] } ?? descriptor.sampleRates }
 
+    /// The application's block (the embedding API) that processes instead of `specification`'s processor.
+    private let block: AudioBlock?
+
+    /// - Parameter block: the application's own processing (`PortConfiguration.application(.filter, …)`); `processor`
+    ///   then only names it (`ProcessorSpecification(application:)`).
     public init(
-        descriptor: PortDescriptor, processor: ProcessorSpecification, engine: MediaEngine, captureClock: CaptureClockSource,
-        outputClock: CaptureClock
+        descriptor: PortDescriptor, processor: ProcessorSpecification, block: AudioBlock? = nil, engine: MediaEngine,
+        captureClock: CaptureClockSource, outputClock: CaptureClock
     ) {
+        self.block = block
         self.descriptor = descriptor
         specification = processor
         self.engine = engine
@@ -133,7 +143,7 @@ public final class FilterPort: @unchecked Sendable {
         let processor: FilterProcessor
         do throws(ProcessorError) {
             processor = try FilterProcessor.make(
-                specification, sampleRate: sampleRate, channels: descriptor.channels, maxFrames: periodFrames)
+                specification, sampleRate: sampleRate, channels: descriptor.channels, maxFrames: periodFrames, block: block)
         } catch {
             throw EngineError("filter \(descriptor.name): \(error.message)")
         }
@@ -141,7 +151,7 @@ public final class FilterPort: @unchecked Sendable {
             PacedFilterProcessor(
                 inputs: inputs, outputs: outputs, fanOut: clock.fanOut, mailbox: mailbox, processor: processor,
                 captureClock: captureClock, outputClock: outputClock, channels: descriptor.channels, periodFrames: periodFrames,
-                sampleRate: sampleRate),
+                sampleRate: sampleRate, fader: fader),
             handler: PacedFilterProcessor.handler, on: clock)
         activeSampleRate = sampleRate
         mailbox.publishLatency(processor.latencyFrames)

@@ -1,5 +1,6 @@
 import TuttiCore
 import TuttiJACK
+import TuttiStream
 
 /// What a `jack` receiver port's handler needs on JACK's process thread: its connections, the capture
 /// clock, and a mix buffer of one chunk.
@@ -20,8 +21,16 @@ package struct JACKReceiverProcessor: ~Copyable {
     package let chunkFrames: Int
     /// One chunk of `channels` interleaved samples (the mixer's output layout).
     package let mix: UnsafeMutableBufferPointer<Float>
+    /// The port's mute, applied to the mix it plays.
+    package let fader: Unmanaged<MuteFader>
+    package let sampleRate: Int
 
-    package init(table: ConnectionTable<ReceiveConnection>, captureClock: CaptureClockSource, channels: Int, chunkFrames: Int) {
+    package init(
+        table: ConnectionTable<ReceiveConnection>, captureClock: CaptureClockSource, channels: Int, chunkFrames: Int, fader: MuteFader,
+        sampleRate: Int
+    ) {
+        self.fader = Unmanaged.passUnretained(fader)
+        self.sampleRate = sampleRate
         self.table = Unmanaged.passUnretained(table)
         self.captureClock = captureClock
         self.channels = channels
@@ -63,6 +72,8 @@ package struct JACKReceiverProcessor: ~Copyable {
             _ = table._withUnsafeGuaranteedRef { table in
                 ReceiverPort.mixPeriod(of: table, into: mix, channels: channels, frames: count, now: now, captureClock: captureClock)
             }
+            let sampleRate = sampleRate
+            fader._withUnsafeGuaranteedRef { $0.apply(mix, frames: count, channels: channels, sampleRate: sampleRate) }
             for channel in 0..<channels {
                 let output = buffers[channel]! + offset
                 for frame in 0..<count { output[frame] = mix[frame * channels + channel] }

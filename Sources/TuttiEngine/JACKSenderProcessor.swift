@@ -1,6 +1,7 @@
 import TuttiCore
 import TuttiIO
 import TuttiJACK
+import TuttiStream
 
 /// What a `jack` sender port's handler needs on JACK's process thread: its connections, the fan-out that
 /// sends their packets from the port's socket in one system call, the capture clock, and an interleaving
@@ -23,10 +24,16 @@ package struct JACKSenderProcessor: ~Copyable {
     package let chunkFrames: Int
     /// One chunk of `channels` interleaved samples (the packetizer's input layout).
     package let interleaved: UnsafeMutableBufferPointer<Float>
+    /// The port's mute, applied to what it captures (every connection hears it).
+    package let fader: Unmanaged<MuteFader>
+    package let sampleRate: Int
 
     package init(
-        table: ConnectionTable<SendConnection>, socket: UDPSocket, captureClock: CaptureClockSource, channels: Int, chunkFrames: Int
+        table: ConnectionTable<SendConnection>, socket: UDPSocket, captureClock: CaptureClockSource, channels: Int, chunkFrames: Int,
+        fader: MuteFader, sampleRate: Int
     ) {
+        self.fader = Unmanaged.passUnretained(fader)
+        self.sampleRate = sampleRate
         self.table = Unmanaged.passUnretained(table)
         fanOut = SendFanOut(socket: socket)
         self.captureClock = captureClock
@@ -77,8 +84,9 @@ package struct JACKSenderProcessor: ~Copyable {
     @inline(__always)
     private mutating func send(frames count: Int, chunkStart: HostTime) {
         let captureTime = captureClock.captureTime(of: chunkStart)
+        let (interleaved, channels, sampleRate) = (interleaved, channels, sampleRate)
+        fader._withUnsafeGuaranteedRef { $0.apply(interleaved, frames: count, channels: channels, sampleRate: sampleRate) }
         let samples = UnsafeBufferPointer(rebasing: interleaved[0..<(count * channels)])
-        let channels = channels
         table._withUnsafeGuaranteedRef { table in
             table.forEachActive { connection in
                 connection.send(samples, portChannels: channels, frames: count, captureTime: captureTime, fanOut: &fanOut)

@@ -27,14 +27,17 @@ package struct PacedFilterProcessor: ~Copyable {
     package let mix: UnsafeMutableBufferPointer<Float>
     package var processor: FilterProcessor
     package let sampleRate: Int
+    /// The port's mute, applied to what it sends on.
+    package let fader: Unmanaged<MuteFader>
     /// The processor's latency in frames when last published.
     private var publishedLatency = -1
 
     package init(
         inputs: ConnectionTable<ReceiveConnection>, outputs: ConnectionTable<SendConnection>, fanOut: UnsafeMutablePointer<SendFanOut>,
         mailbox: ParameterMailbox, processor: FilterProcessor, captureClock: CaptureClockSource, outputClock: CaptureClock,
-        channels: Int, periodFrames: Int, sampleRate: Int
+        channels: Int, periodFrames: Int, sampleRate: Int, fader: MuteFader
     ) {
+        self.fader = Unmanaged.passUnretained(fader)
         self.inputs = Unmanaged.passUnretained(inputs)
         self.outputs = Unmanaged.passUnretained(outputs)
         self.fanOut = fanOut
@@ -65,7 +68,7 @@ package struct PacedFilterProcessor: ~Copyable {
                 captureTimeOn: outputClock)
         }
         mailbox._withUnsafeGuaranteedRef { mailbox in mailbox.drain { processor.set($0, to: $1) } }
-        processor.process(mix, frames: frames, channels: channels)
+        processor.process(mix, frames: frames, channels: channels, captureTime: carried)
         let latency = processor.latencyFrames
         if latency != publishedLatency {
             publishedLatency = latency
@@ -73,6 +76,8 @@ package struct PacedFilterProcessor: ~Copyable {
         }
         let latencyNanoseconds = Int64(latency) * 1_000_000_000 / Int64(sampleRate)
         let captureTime = carried == .min ? captureClock.captureTime(of: periodTime) : carried - latencyNanoseconds
+        let sampleRate = sampleRate
+        fader._withUnsafeGuaranteedRef { $0.apply(mix, frames: frames, channels: channels, sampleRate: sampleRate) }
         let samples = UnsafeBufferPointer(rebasing: mix[0..<(frames * channels)])
         let fanOut = fanOut
         outputs._withUnsafeGuaranteedRef { table in

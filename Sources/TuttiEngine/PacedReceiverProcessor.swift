@@ -17,11 +17,19 @@ package struct PacedReceiverProcessor: ~Copyable {
     package let channels: Int
     /// One period of `channels` interleaved samples: the mix.
     package let mix: UnsafeMutableBufferPointer<Float>
+    /// The port's mute, applied to the mix it plays.
+    package let fader: Unmanaged<MuteFader>
+    package let sampleRate: Int
+    /// The application's block (a `block` sink), given the mix each period.
+    package let block: Unmanaged<AudioBlock>?
 
     package init(
         table: ConnectionTable<ReceiveConnection>, writer: SinkWriter, captureClock: CaptureClockSource, channels: Int,
-        periodFrames: Int
+        periodFrames: Int, fader: MuteFader, sampleRate: Int, block: AudioBlock? = nil
     ) {
+        self.block = block.map { Unmanaged.passUnretained($0) }
+        self.fader = Unmanaged.passUnretained(fader)
+        self.sampleRate = sampleRate
         self.table = Unmanaged.passUnretained(table)
         ring = Unmanaged.passUnretained(writer.ring)
         timing = Unmanaged.passUnretained(writer.timing)
@@ -42,9 +50,14 @@ package struct PacedReceiverProcessor: ~Copyable {
     /// Plays one period that starts at `periodTime` into the sink's ring. Clock thread only.
     package func process(frames: Int, periodTime: HostTime) {
         let (mix, channels, captureClock) = (mix, channels, captureClock)
-        _ = table._withUnsafeGuaranteedRef { table in
-            ReceiverPort.mixPeriod(of: table, into: mix, channels: channels, frames: frames, now: periodTime, captureClock: captureClock)
+        let captureTime = table._withUnsafeGuaranteedRef { table in
+            ReceiverPort.mixPeriod(
+                of: table, into: mix, channels: channels, frames: frames, now: periodTime, captureClock: captureClock,
+                captureTimeOn: captureClock.kind)
         }
+        let sampleRate = sampleRate
+        fader._withUnsafeGuaranteedRef { $0.apply(mix, frames: frames, channels: channels, sampleRate: sampleRate) }
+        block?._withUnsafeGuaranteedRef { $0(mix, frames: frames, channels: channels, captureTime: captureTime) }
         timing._withUnsafeGuaranteedRef {
             $0.noteFirstPeriod(hostTime: periodTime.nanoseconds, sessionTime: captureClock.now(on: .linkGhost, at: periodTime))
         }

@@ -1,5 +1,6 @@
 import TuttiCore
 import TuttiIO
+import TuttiStream
 
 /// What a paced sender port does in each period of its engine clock: render one period of its source, stamp
 /// it with its capture time, and hand it to every connection, which packetize it onto the clock's fan-out
@@ -19,11 +20,16 @@ package struct PacedSenderProcessor: ~Copyable {
     package let channels: Int
     /// One period of `channels` interleaved samples.
     package let period: UnsafeMutableBufferPointer<Float>
+    /// The port's mute, applied to what it renders (every connection hears it).
+    package let fader: Unmanaged<MuteFader>
+    package let sampleRate: Int
 
     package init(
         table: ConnectionTable<SendConnection>, fanOut: UnsafeMutablePointer<SendFanOut>, renderer: SourceRenderer,
-        captureClock: CaptureClockSource, channels: Int, periodFrames: Int
+        captureClock: CaptureClockSource, channels: Int, periodFrames: Int, fader: MuteFader, sampleRate: Int
     ) {
+        self.fader = Unmanaged.passUnretained(fader)
+        self.sampleRate = sampleRate
         self.table = Unmanaged.passUnretained(table)
         self.fanOut = fanOut
         self.renderer = Unmanaged.passUnretained(renderer)
@@ -46,7 +52,9 @@ package struct PacedSenderProcessor: ~Copyable {
         // Capture time: the period's nominal start on the capture clock (Link ghost time or wall clock).
         let captureTime = captureClock.captureTime(of: periodTime)
         let channels = channels
-        renderer._withUnsafeGuaranteedRef { $0.render(into: period, frames: frames, channels: channels) }
+        renderer._withUnsafeGuaranteedRef { $0.render(into: period, frames: frames, channels: channels, captureTime: captureTime) }
+        let sampleRate = sampleRate
+        fader._withUnsafeGuaranteedRef { $0.apply(period, frames: frames, channels: channels, sampleRate: sampleRate) }
         let samples = UnsafeBufferPointer(period)
         table._withUnsafeGuaranteedRef { table in
             table.forEachActive { connection in

@@ -31,6 +31,8 @@ public enum AudioSource: Sendable, Hashable {
     /// is the port's device clock. `connect`: a `CLIENT:PORT_PREFIX` whose output ports are connected to
     /// these, in order, when the peer starts (nil: leave connecting to `jack_connect`).
     case jack(connect: String?)
+    /// The application's own render block (the embedding API), called once per period on the engine clock.
+    case block(AudioBlock)
 }
 
 /// Where a receiver port's audio goes.
@@ -45,6 +47,8 @@ public enum AudioSink: Sendable, Hashable {
     /// once per JACK process cycle, at the JACK server's rate. `connect`: a `CLIENT:PORT_PREFIX` whose
     /// input ports these are connected to, in order, when the peer starts (nil: leave it to `jack_connect`).
     case jack(connect: String?)
+    /// The application's own block (the embedding API), given the port's mix once per period.
+    case block(AudioBlock)
 }
 
 /// A port as configured: what the peer advertises, plus its source or sink.
@@ -54,6 +58,8 @@ public struct PortConfiguration: Sendable, Hashable {
         case receiver(AudioSink)
         /// Audio in, through the processor, out again (a filter port of a pipeline).
         case filter(ProcessorSpecification)
+        /// Audio in, through the application's own block (the embedding API), out again.
+        case filterBlock(AudioBlock)
     }
 
     public var descriptor: PortDescriptor
@@ -62,6 +68,16 @@ public struct PortConfiguration: Sendable, Hashable {
     public init(descriptor: PortDescriptor, role: Role) {
         self.descriptor = descriptor
         self.role = role
+    }
+
+    /// Whether the port is a receiver whose audio is heard: it plays into JACK (a sound card) or into a pipe
+    /// (`stdout`, typically to a player), not into a file or nowhere. Where a live input from the same host
+    /// would feed back.
+    public var playsOut: Bool {
+        switch role {
+        case .receiver(.jack), .receiver(.standardOutput): true
+        default: false
+        }
     }
 
     /// Whether the port is a JACK port (its rate is the JACK server's; it needs the peer's JACK client).
@@ -100,6 +116,23 @@ public struct PortConfiguration: Sendable, Hashable {
             descriptor: PortDescriptor(
                 name: name, title: processor.description, kind: .filter, channels: channels, sampleRates: sampleRates),
             role: .filter(processor))
+    }
+
+    /// The embedding API: a port of `kind` whose audio is the application's own `block` (see `AudioBlock` for
+    /// its realtime contract), called once per period on the engine clock: a sender's block renders what it
+    /// sends, a filter's processes the port's mix in place, a receiver's is given the port's mix.
+    public static func application(
+        _ kind: PortKind, name: String, block: AudioBlock, channels: Int = 2, sampleRates: [Int] = [48_000, 44_100, 96_000]
+    ) -> PortConfiguration {
+        let role: Role =
+            switch kind {
+            case .sender: .sender(.block(block))
+            case .filter: .filterBlock(block)
+            case .receiver: .receiver(.block(block))
+            }
+        return PortConfiguration(
+            descriptor: PortDescriptor(name: name, title: block.description, kind: kind, channels: channels, sampleRates: sampleRates),
+            role: role)
     }
 
     /// A receiver port with the given sink.

@@ -59,6 +59,9 @@ public final class ReceiverPort: @unchecked Sendable {
     public var connections: [ReceiveConnection] { table.all }
 
     private let captureClock: CaptureClockSource
+    /// The port's mute (`tutti mute PEER:PORT`), with short fades: what the port plays (its mix). Kept across its
+    /// streams' starts and stops. Set from the control plane.
+    public let fader = MuteFader()
 
     public init(configuration: PortConfiguration, sink: AudioSink, engine: MediaEngine, captureClock: CaptureClockSource) {
         self.captureClock = captureClock
@@ -81,7 +84,9 @@ public final class ReceiverPort: @unchecked Sendable {
     /// plays this port's connections at `client.sampleRate`. Control plane, before the client activates.
     public func attachJACK(to client: JACKClient) throws(EngineError) {
         let processor = try client.registerProcessor(
-            JACKReceiverProcessor(table: table, captureClock: captureClock, channels: descriptor.channels, chunkFrames: periodFrames),
+            JACKReceiverProcessor(
+                table: table, captureClock: captureClock, channels: descriptor.channels, chunkFrames: periodFrames, fader: fader,
+                sampleRate: client.sampleRate),
             prefix: descriptor.name, channels: descriptor.channels, direction: .output, handler: JACKReceiverProcessor.handler)
         jack = (client, processor)
         activeSampleRate = client.sampleRate
@@ -163,10 +168,13 @@ public final class ReceiverPort: @unchecked Sendable {
     /// `wav` and `null` do; `stdout` runs on once started (see the class comment); `jack` follows its server.
     public static func recordsTakes(_ sink: AudioSink) -> Bool {
         switch sink {
-        case .wavFile, .null: true
+        case .wavFile, .null, .block: true
         case .standardOutput, .jack: false
         }
     }
+
+    /// The application's block, for a `block` sink.
+    private static func block(of sink: AudioSink) -> AudioBlock? { if case .block(let block) = sink { block } else { nil } }
 
     /// Opens the sink (a `wav` port: the take's new file) and joins the engine clock of `sampleRate`.
     private func startTake(sampleRate: Int, sampleFormat: SampleFormat) throws(EngineError) {
@@ -177,7 +185,7 @@ public final class ReceiverPort: @unchecked Sendable {
             output = .wav(file)
             takePath = file.path
         case .standardOutput(let encoding): output = .standardOutput(encoding)
-        case .null: output = .discard
+        case .null, .block: output = .discard
         case .jack: preconditionFailure("a JACK sink is played by its JACK client (JACKReceiverProcessor), not written")
         }
         let writer = SinkWriter(output: output, sampleRate: sampleRate, channels: descriptor.channels)
@@ -191,7 +199,7 @@ public final class ReceiverPort: @unchecked Sendable {
             paced = try PacedAttachment(
                 PacedReceiverProcessor(
                     table: table, writer: writer, captureClock: captureClock, channels: descriptor.channels,
-                    periodFrames: periodFrames),
+                    periodFrames: periodFrames, fader: fader, sampleRate: sampleRate, block: Self.block(of: sink)),
                 handler: PacedReceiverProcessor.handler, on: clock)
         } catch {
             writer.stop()

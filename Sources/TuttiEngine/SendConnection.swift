@@ -14,6 +14,9 @@ public final class SendConnection: @unchecked Sendable {
     public let peerEndpoint: ControlEndpoint?
     private var packetizer: Packetizer
     private let scratch: UnsafeMutableBufferPointer<Float>
+    /// This connection's mute (`tutti mute SOURCE DESTINATION`), with short fades; the port's other
+    /// connections are not affected. Set from the control plane.
+    public let fader = MuteFader()
     public let packetsSent = Atomic<UInt64>(0)
     public let sendFailures = Atomic<UInt64>(0)
     /// The level of what this connection sends (its channels of the port's audio). Device thread; published
@@ -50,12 +53,13 @@ public final class SendConnection: @unchecked Sendable {
     ) {
         let channels = format.channels
         let samples: UnsafeBufferPointer<Float>
-        if channels == portChannels {
+        if channels == portChannels, fader.isTransparent {
             samples = portSamples
         } else {
             for frame in 0..<frames {
                 for channel in 0..<channels { scratch[frame * channels + channel] = portSamples[frame * portChannels + channel] }
             }
+            fader.apply(scratch, frames: frames, channels: channels, sampleRate: format.sampleRate)
             samples = UnsafeBufferPointer(scratch)
         }
         if let reading = meter.measure(samples, frames: frames, channels: channels) { level.publish(reading) }

@@ -1,4 +1,5 @@
 import TuttiCore
+import TuttiStream
 import TuttiIO
 import TuttiJACK
 import TuttiWire
@@ -33,6 +34,9 @@ public final class SenderPort: @unchecked Sendable {
     public var connections: [SendConnection] { table.all }
 
     private let captureClock: CaptureClockSource
+    /// The port's mute (`tutti mute PEER:PORT`), with short fades: what the port sends, to every connection. Kept across its
+    /// streams' starts and stops. Set from the control plane.
+    public let fader = MuteFader()
 
     public init(
         configuration: PortConfiguration, source: AudioSource, engine: MediaEngine, captureClock: CaptureClockSource
@@ -56,7 +60,7 @@ public final class SenderPort: @unchecked Sendable {
         let processor = try client.registerProcessor(
             JACKSenderProcessor(
                 table: table, socket: try sendingSocket(), captureClock: captureClock, channels: descriptor.channels,
-                chunkFrames: periodFrames),
+                chunkFrames: periodFrames, fader: fader, sampleRate: client.sampleRate),
             prefix: descriptor.name, channels: descriptor.channels, direction: .input, handler: JACKSenderProcessor.handler)
         jack = (client, processor)
         activeSampleRate = client.sampleRate
@@ -86,7 +90,7 @@ public final class SenderPort: @unchecked Sendable {
                 paced = try PacedAttachment(
                     PacedSenderProcessor(
                         table: table, fanOut: clock.fanOut, renderer: renderer, captureClock: captureClock,
-                        channels: descriptor.channels, periodFrames: periodFrames),
+                        channels: descriptor.channels, periodFrames: periodFrames, fader: fader, sampleRate: rate),
                     handler: PacedSenderProcessor.handler, on: clock)
             } catch {
                 _ = table.removeIdle(connection)

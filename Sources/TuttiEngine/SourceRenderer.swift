@@ -15,6 +15,7 @@ package final class SourceRenderer: @unchecked Sendable {
         case tone(ToneGenerator)
         case file(samples: UnsafeMutableBufferPointer<Float>, channels: Int, loop: Bool)
         case pipe(StandardInputReader)
+        case block(AudioBlock)
     }
 
     private var kind: Kind
@@ -40,6 +41,8 @@ package final class SourceRenderer: @unchecked Sendable {
             kind = .pipe(StandardInputReader(encoding: encoding, channels: channels, sampleRate: sampleRate))
         case .jack:
             preconditionFailure("a JACK source is captured by its JACK client (JACKSenderProcessor), not rendered")
+        case .block(let block):
+            kind = .block(block)
         }
     }
 
@@ -47,12 +50,13 @@ package final class SourceRenderer: @unchecked Sendable {
         switch kind {
         case .file(let samples, _, _): samples.deallocate()
         case .pipe(let reader): reader.stop()
-        case .tone: break
+        case .tone, .block: break
         }
     }
 
-    /// Writes `frames` frames of `channels` interleaved samples. Device thread only.
-    package func render(into output: UnsafeMutableBufferPointer<Float>, frames: Int, channels: Int) {
+    /// Writes `frames` frames of `channels` interleaved samples captured at `captureTime` (ns, on the peer's
+    /// capture clock). Device thread only.
+    package func render(into output: UnsafeMutableBufferPointer<Float>, frames: Int, channels: Int, captureTime: Int64) {
         switch kind {
         case .tone(var generator):
             generator.render(into: output, frames: frames, channels: channels)
@@ -74,6 +78,8 @@ package final class SourceRenderer: @unchecked Sendable {
                 for index in got..<wanted { output[index] = 0 }
                 underflowFrames.add(UInt64((wanted - got) / channels), ordering: .relaxed)
             }
+        case .block(let block):
+            block(output, frames: frames, channels: channels, captureTime: captureTime)
         }
     }
 }

@@ -78,6 +78,11 @@ extension Peer {
         case .introduce(let endpoints):
             let presence = self.presence
             Task { _ = try? await transport.reply(to: .hello(presence), fromAnyOf: endpoints, timeout: .seconds(1)) }
+        case .announce(let notice, let endpoints):
+            launch {
+                _ = try? await transport.reply(to: .upstream(notice), fromAnyOf: endpoints, timeout: .seconds(1))
+                return nil
+            }
         case .report(let event):
             report(event)
         }

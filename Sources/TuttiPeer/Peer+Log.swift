@@ -36,6 +36,8 @@ extension Peer {
         case .outputFailed(let port, let reason, let connections):
             let ids = connections.map(\.description)
             logger.error("receiver \(port): \(reason) (connection\(ids.count == 1 ? "" : "s") \(ids.joined(separator: ", ")) failed)")
+        case .feedback(let port, let warning):
+            logger.warning("receiver \(port): \(warning)")
         case .peerFound(let peer, let saidHello):
             let endpoints = peer.endpoints.map(\.description).joined(separator: ", ")
             logger.info("found peer \(peer.name) at \(endpoints)\(saidHello ? " (it said hello)" : "")")

@@ -6,14 +6,24 @@ extension Peer {
     /// The peer, its ports, its live connections (receivers with their stream's state now) and the peers it knows.
     func describe() -> PeerDescription {
         let connections = lifecycle.liveSummaries.map { summary in
-            guard summary.role == .receiving, let entry = receiving[summary.id] else { return summary }
+            if summary.role == .sending {
+                var summary = summary
+                summary.muted = sending[summary.id]?.connection.fader.isMuted == true ? true : nil
+                return summary
+            }
+            guard let entry = receiving[summary.id] else { return summary }
             return entry.connection.currentSummary
+        }
+        let routes = lifecycle.routes.map { route in
+            var route = route
+            route.muted = fader(ofPort: route.port)?.isMuted == true ? true : nil
+            return route
         }
         return PeerDescription(
             id: id, name: name, host: Self.hostName, protocolVersion: ControlProtocol.version,
             ports: configuration.ports.map(\.descriptor), connections: connections,
             knownPeers: lifecycle.directory.knownPeers, runningSampleRates: runningSampleRates,
-            filters: filterPorts.isEmpty ? nil : filterStates)
+            filters: filterPorts.isEmpty ? nil : filterStates, routes: routes)
     }
 
     /// The rate of every port that runs now (a sender while it streams or a jack port; a receiver while it plays).

@@ -4,6 +4,7 @@ import TuttiDiscovery
 import TuttiEngine
 import TuttiIO
 import TuttiJACK
+import TuttiProcess
 import TuttiSession
 import TuttiWire
 
@@ -167,10 +168,11 @@ public actor Peer {
         lifecycle = ConnectionLifecycle(
             identity: ConnectionLifecycle.Identity(
                 peerID: id, name: configuration.name, controlPort: server.port, captureClock: link == nil ? .realtime : .linkGhost,
-                ports: configuration.ports.map(\.descriptor)),
+                ports: configuration.ports.map(\.descriptor), host: Self.hostName,
+                playingOut: Set(configuration.ports.filter(\.playsOut).map(\.descriptor.name))),
             timeouts: configuration.lifecycleTimeouts, directory: PeerDirectory(explicit: configuration.explicitPeers))
         let captureClock = CaptureClockSource(link: link)
-        let engine = MediaEngine(periodFrames: configuration.periodFrames)
+        let engine = MediaEngine(periodFrames: configuration.periodFrames, threaded: environment.mediaThreads)
         self.engine = engine
         for port in configuration.ports {
             switch port.role {
@@ -184,6 +186,10 @@ public actor Peer {
                 filterPorts[port.descriptor.name] = FilterPort(
                     descriptor: port.descriptor, processor: processor, engine: engine, captureClock: captureClock,
                     outputClock: link == nil ? .realtime : .linkGhost)
+            case .filterBlock(let block):
+                filterPorts[port.descriptor.name] = FilterPort(
+                    descriptor: port.descriptor, processor: ProcessorSpecification(application: block.name), block: block, engine: engine,
+                    captureClock: captureClock, outputClock: link == nil ? .realtime : .linkGhost)
             }
         }
     }
@@ -248,6 +254,15 @@ public actor Peer {
         logger.info("peer \(name) stopped")
     }
 
+    /// Runs one period of every paced clock of the media engine at `time`, as the clocks' threads would: each
+    /// takes in what arrived, runs its ports and sends what they queued. Only for a peer whose environment runs
+    /// no media threads (tests on fake time), and only while no action is in flight (after `settle()`): ports
+    /// attach and detach in the actions' tasks, which the period must not overlap.
+    package func runMediaPeriod(at time: HostTime) {
+        precondition(!environment.mediaThreads, "a peer with media threads runs its own periods")
+        for clock in engine.allClocks { clock.runPeriod(at: time) }
+    }
+
     // MARK: - Requests
 
     /// Answers one control request. Control plane.
@@ -275,6 +290,10 @@ public actor Peer {
             step(.bye(presence))
             return .done
         case .setParameters(let body): return setParameters(body)
+        case .upstream(let notice):
+            step(.upstream(notice))
+            return .done
+        case .mute(let body): return mute(body)
         }
     }
 }

@@ -20,6 +20,14 @@ public struct ProcessorSpecification: Hashable, Sendable, Codable, CustomStringC
         values = parameters.map(\.defaultValue)
     }
 
+    /// An application's own processing (the engine's `AudioBlock`): no parameters; described as `app:NAME`.
+    public init(application name: String) {
+        self.name = "app:\(name)"
+        uri = nil
+        parameters = []
+        values = []
+    }
+
     /// Parses `NAME[,PARAM=VALUE…]`.
     ///
     /// - Throws: `ProcessorError`, one line: an unknown processor (naming those there are), an unknown

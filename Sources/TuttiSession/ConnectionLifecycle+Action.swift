@@ -22,6 +22,9 @@ extension ConnectionLifecycle {
         case probe(to: [ControlEndpoint], within: Duration)
         /// Say hello to a peer, fire and forget.
         case introduce([ControlEndpoint])
+        /// Tell the receiver's peer of a connection the chains that reach its source now, 1 s, errors ignored
+        /// (a receiver that missed it is told again with the next change).
+        case announce(UpstreamNotice, to: [ControlEndpoint])
         /// Something the log tells the user.
         case report(LifecycleEvent)
     }
@@ -103,6 +106,8 @@ package enum LifecycleEvent: Hashable, Sendable {
     case resumed(ConnectionSummary)
     /// A receiver port's output failed: the connections that play into it.
     case outputFailed(port: String, reason: String, connections: [ConnectionID])
+    /// A receiver port that plays out took a pipeline from a live input on its own host.
+    case feedback(port: String, warning: String)
     case peerFound(KnownPeer, saidHello: Bool)
     case peerLeft(name: String)
 }

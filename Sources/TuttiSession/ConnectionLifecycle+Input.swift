@@ -17,6 +17,8 @@ extension ConnectionLifecycle {
         case teardown(TeardownNotice, request: RequestID)
         /// The peer stops: everything is torn down, and the reply comes when nothing is left.
         case shutdown(request: RequestID)
+        /// The chains reaching a receiving connection's source changed (the edge answers `.done` itself).
+        case upstream(UpstreamNotice)
 
         // MARK: Presence (the edge answers hello and bye with `.done` itself)
         case hello(PeerPresence, from: ControlEndpoint)

@@ -22,6 +22,10 @@ extension ConnectionLifecycle {
         /// The `offer` request, until answered.
         var offerRequest: RequestID?
         var phase: Phase
+        /// The chains that reach the connection's source (the offer's, then each `UpstreamNotice`'s).
+        var upstream: [Pipeline]
+        /// The feedback warning given with the answer, if any.
+        var warning: String? = nil
         /// The port's output failure was reported.
         var outputFailed = false
         /// Awaiting media or lost: when the connection is freed.
@@ -56,6 +60,13 @@ extension ConnectionLifecycle {
         guard let portNow = ports[port.name] else {
             return refuse(ControlFailure(.wrongDirection, "\(destination) cannot receive audio"))
         }
+        if offer.senderPeerID == identity.peerID, let refusal = selfConnectionRefusal(source: offer.source, destination: destination) {
+            return refuse(refusal)
+        }
+        let upstream = offer.upstream ?? [Pipeline(origin: offer.source, live: false, originHost: nil)]
+        if let refusal = Self.loopRefusal(upstream: upstream, source: offer.source, destination: destination) {
+            return refuse(refusal)
+        }
         var actions: [Action] = []
         if let existing = receiving.values.filter({
             !$0.isClosing && $0.plan.summary.destination.port == port.name && Self.samePort($0.plan.summary.source, offer.source)
@@ -88,8 +99,10 @@ extension ConnectionLifecycle {
             summary: summary, port: port.name, ssrc: ssrc, payloadType: Self.payloadType,
             senderEndpoint: host.map { ControlEndpoint(host: $0, port: offer.senderControlPort) }, captureClock: offer.captureClock,
             deviceRate: Negotiation.deviceRate(for: format, receiver: capabilities), remoteClock: offer.remoteClockKey)
+        let warning = feedbackWarning(port: port.name, pipelines: upstream)
         receiving[offer.connectionID] = Receiving(
-            id: offer.connectionID, plan: plan, senderPeerID: offer.senderPeerID, offerRequest: request, phase: .starting(cancel: nil))
+            id: offer.connectionID, plan: plan, senderPeerID: offer.senderPeerID, offerRequest: request, phase: .starting(cancel: nil),
+            upstream: upstream, warning: warning)
         return actions + [.startReceiving(plan)]
     }
 
@@ -112,9 +125,11 @@ extension ConnectionLifecycle {
         entry.phase = .awaitingMedia
         entry.deadline = timeouts.start.map { now + $0 }
         receiving[id] = entry
-        let answer = StreamAnswer(
+        var answer = StreamAnswer(
             connectionID: id, format: summary.format, mediaPort: mediaPort ?? 0, ssrc: entry.plan.ssrc, payloadType: entry.plan.payloadType)
+        answer.warning = entry.warning
         return replyOffer(id, .answer(answer)) + [.report(.receiving(entry.plan, mediaPort: mediaPort ?? 0))]
+            + (entry.warning.map { [.report(.feedback(port: entry.plan.port, warning: $0))] } ?? [])
     }
 
     mutating func receivingStartFailed(_ id: ConnectionID, message: String) -> [Action] {

@@ -40,6 +40,9 @@ extension ConnectionLifecycle {
         /// The `connect` request, until answered.
         var connect: RequestID?
         var phase: Phase
+        /// The chains reaching the source port that the receiver was last told of (the offer's, then each
+        /// `UpstreamNotice`'s); nil to a standard RTP receiver.
+        var announced: [Pipeline]? = nil
         /// Verifying or offering: its timeout; live: when unanswered probes end it.
         var deadline: HostTime?
 
@@ -88,6 +91,14 @@ extension ConnectionLifecycle {
         {
             return refuse(refusal.failure, source: source)
         }
+        if request.rtpDestination == nil {
+            if let refusal = selfConnectionRefusal(source: source, destination: request.destination) {
+                return refuse(refusal, source: source)
+            }
+            if let refusal = Self.loopRefusal(upstream: pipelines(reaching: port.name), source: source, destination: request.destination) {
+                return refuse(refusal, source: source)
+            }
+        }
         let endpoints = directory.endpoints(forPeer: request.destination.peer) ?? request.destinationEndpoints
         var entry = Sending(
             id: id, source: source, destination: request.destination, port: port, offer: nil, endpoints: endpoints, reached: nil,
@@ -108,6 +119,7 @@ extension ConnectionLifecycle {
                 return [.reply(requestID, .alreadyConnected(summary)), .report(.alreadyConnected(summary))]
             }
             entry.offer = offer(id: id, source: source, request: request, port: port, now: portNow)
+            entry.announced = entry.offer?.upstream
             entry.phase = .verifying(existing: existing.id)
             entry.deadline = now + timeouts.verify
             sending[id] = entry
@@ -119,16 +131,19 @@ extension ConnectionLifecycle {
             }
         }
         entry.offer = offer(id: id, source: source, request: request, port: port, now: portNow)
+        entry.announced = entry.offer?.upstream
         sending[id] = entry
         return beginOffer(id, now: now)
     }
 
     private func offer(id: ConnectionID, source: PortReference, request: ConnectRequest, port: PortDescriptor, now: PortNow) -> StreamOffer
     {
-        Negotiation.offer(
+        var offer = Negotiation.offer(
             id: id, peerID: identity.peerID, source: source, destination: request.destination, port: port,
             currentRates: now.currentRates, senderClock: now.clock, options: request.options, captureClock: identity.captureClock,
             controlPort: identity.controlPort)
+        offer.upstream = pipelines(reaching: port.name)
+        return offer
     }
 
     /// To a standard RTP receiver: no offer, no answer, no teardown; the format is this peer's choice.
@@ -225,6 +240,7 @@ extension ConnectionLifecycle {
         let host = Self.mediaHost(reached: reached, remoteAddress: remoteAddress)
         var summary = ConnectionSummary(
             id: id, role: .sending, source: entry.source, destination: entry.destination, format: format, state: .playing)
+        summary.warning = answer.warning
         if let address = IPAddress(parsing: host) {
             summary.rtpDestination = RTPDestination(address: address, port: answer.mediaPort)
             summary.payloadType = answer.payloadType

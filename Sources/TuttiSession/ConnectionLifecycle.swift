@@ -23,8 +23,18 @@ package struct ConnectionLifecycle: Sendable {
         /// The clock capture timestamps are counted on (`linkGhost` when the peer runs Link).
         package var captureClock: CaptureClock
         package var ports: [PortDescriptor]
+        /// The peer's host name (`PeerDescription.host`): where its senders' pipelines start.
+        package var host: String
+        /// The receiver ports whose sink plays out (a device or a pipe to one), where a live input from this
+        /// host makes feedback.
+        package var playingOut: Set<String>
 
-        package init(peerID: PeerID, name: String, controlPort: UInt16, captureClock: CaptureClock, ports: [PortDescriptor]) {
+        package init(
+            peerID: PeerID, name: String, controlPort: UInt16, captureClock: CaptureClock, ports: [PortDescriptor], host: String = "",
+            playingOut: Set<String> = []
+        ) {
+            self.host = host
+            self.playingOut = playingOut
             self.peerID = peerID
             self.name = name
             self.controlPort = controlPort
@@ -110,6 +120,11 @@ package struct ConnectionLifecycle: Sendable {
     /// any input: an outcome for an unknown connection, or one that does not fit its phase, does nothing
     /// (except a late answer, whose receiver is told to drop the connection). Thread-safe: a value.
     package mutating func handle(_ input: Input, now: HostTime) -> [Action] {
+        let actions = dispatch(input, now: now)
+        return actions + announceUpstreamChanges()
+    }
+
+    private mutating func dispatch(_ input: Input, now: HostTime) -> [Action] {
         if isStopping, let refused = refusedWhileStopping(input) { return refused }
         switch input {
         case .connect(let request, let id, let ssrc, let ports, let requestID):
@@ -119,6 +134,7 @@ package struct ConnectionLifecycle: Sendable {
         case .disconnect(let request, let requestID): return disconnect(request, request: requestID)
         case .teardown(let notice, let requestID): return teardown(notice, request: requestID)
         case .shutdown(let requestID): return shutdown(request: requestID)
+        case .upstream(let notice): return upstream(notice)
         case .hello(let presence, let endpoint): return hello(presence, from: endpoint, now: now)
         case .bye(let presence): return bye(presence)
         case .discovered(let peer): return discovered(peer)
@@ -153,7 +169,7 @@ package struct ConnectionLifecycle: Sendable {
             guard let due = receiving[id]?.deadline, due <= now else { continue }
             actions += receivingDeadline(id, now: now)
         }
-        return actions
+        return actions + announceUpstreamChanges()
     }
 
     /// When `tick` must be called next, or nil when nothing is scheduled. Thread-safe: a value.
@@ -203,7 +219,7 @@ package struct ConnectionLifecycle: Sendable {
         case .connect(_, _, _, _, let request), .offer(_, _, _, _, let request), .disconnect(_, let request),
             .teardown(_, let request):
             return [.reply(request, failure)]
-        case .hello, .bye, .discovered, .vanished, .renamed: return []
+        case .hello, .bye, .discovered, .vanished, .renamed, .upstream: return []
         default: return nil
         }
     }

@@ -169,6 +169,8 @@ private struct RequestBox: Codable {
         case "hello": message = .hello(try container.decode(PeerPresence.self, forKey: .body))
         case "bye": message = .bye(try container.decode(PeerPresence.self, forKey: .body))
         case "set": message = .setParameters(try container.decode(SetParametersRequest.self, forKey: .body))
+        case "upstream": message = .upstream(try container.decode(UpstreamNotice.self, forKey: .body))
+        case "mute": message = .mute(try container.decode(MuteRequest.self, forKey: .body))
         default: throw ControlDecodingError.unknownType(type)
         }
         envelope = ControlEnvelope(id: id, message: message, version: version)
@@ -187,6 +189,8 @@ private struct RequestBox: Codable {
         case .teardown(let body): try container.encode(body, forKey: .body)
         case .hello(let body), .bye(let body): try container.encode(body, forKey: .body)
         case .setParameters(let body): try container.encode(body, forKey: .body)
+        case .upstream(let body): try container.encode(body, forKey: .body)
+        case .mute(let body): try container.encode(body, forKey: .body)
         }
     }
 }
@@ -211,6 +215,7 @@ private struct ResponseBox: Codable {
         case "done": message = .done
         case "statistics": message = .statistics(try container.decode([ConnectionStatistics].self, forKey: .body))
         case "filter": message = .filter(try container.decode(FilterState.self, forKey: .body))
+        case "muted": message = .muted(try container.decode(MuteState.self, forKey: .body))
         case "error": message = .failure(try container.decode(ControlFailure.self, forKey: .body))
         default: throw ControlDecodingError.unknownType(type)
         }
@@ -230,6 +235,7 @@ private struct ResponseBox: Codable {
         case .disconnected(let count): try container.encode(DisconnectedBody(count: count), forKey: .body)
         case .statistics(let body): try container.encode(body, forKey: .body)
         case .filter(let body): try container.encode(body, forKey: .body)
+        case .muted(let body): try container.encode(body, forKey: .body)
         case .failure(let body): try container.encode(body, forKey: .body)
         }
     }

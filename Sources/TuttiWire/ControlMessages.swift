@@ -52,6 +52,10 @@ public struct StreamOffer: Hashable, Sendable, Codable {
     /// (its JACK server's, a sound card's). Streams of one sender peer and one device clock drift alike, so a
     /// receiver estimates their drift once (`DriftGroup`). Nil from older peers; other values are ignored.
     public var senderClock: String?
+    /// The chains that reach the source port (a sender port's: itself alone; a filter port's: every chain into
+    /// it, extended by it). The receiver refuses an offer that would close a loop and keeps them for
+    /// `describe`. Nil from older peers (read as the source alone).
+    public var upstream: [Pipeline]?
 
     /// The remote device clock this stream comes from, as a key (`<sender peer ID>/system` or `/jack`), or
     /// nil when the sender did not say (or said something unknown).
@@ -88,6 +92,8 @@ public struct StreamAnswer: Hashable, Sendable, Codable {
     /// The SSRC the receiver expects; packets with another SSRC are rejected.
     public var ssrc: UInt32
     public var payloadType: UInt8
+    /// Something the user should know about the new connection (a feedback loop), in one line; nil when none.
+    public var warning: String?
 
     public init(connectionID: ConnectionID, format: StreamFormat, mediaPort: UInt16, ssrc: UInt32, payloadType: UInt8) {
         self.connectionID = connectionID
@@ -148,6 +154,10 @@ public struct ControlFailure: Error, Hashable, Sendable, Codable, CustomStringCo
         case unknownPort = "unknown-port"
         case wrongDirection = "wrong-direction"
         case noCommonFormat = "no-common-format"
+        /// The connection would close a loop (its destination already feeds its source).
+        case cycle
+        /// A connection from a peer to itself, to a port that does not allow it (`allows-self`).
+        case selfConnection = "self-connection"
         case invalidOption = "invalid-option"
         case busy
         case unreachable
@@ -186,6 +196,10 @@ public enum ControlRequest: Hashable, Sendable {
     case bye(PeerPresence)
     /// → `.filter` (the filter port's processor after the change) or `.failure`
     case setParameters(SetParametersRequest)
+    /// peer → peer: the chains reaching a connection's source changed → `.done`
+    case upstream(UpstreamNotice)
+    /// → `.muted` (the state now) or `.failure`
+    case mute(MuteRequest)
 
     /// The wire name in the envelope's `type` field.
     public var typeName: String {
@@ -199,6 +213,8 @@ public enum ControlRequest: Hashable, Sendable {
         case .hello: "hello"
         case .bye: "bye"
         case .setParameters: "set"
+        case .upstream: "upstream"
+        case .mute: "mute"
         }
     }
 }
@@ -215,6 +231,8 @@ public enum ControlResponse: Hashable, Sendable {
     case statistics([ConnectionStatistics])
     /// A filter port's processor (the answer to `setParameters`).
     case filter(FilterState)
+    /// What a `mute` applied to.
+    case muted(MuteState)
     case failure(ControlFailure)
 
     public var typeName: String {
@@ -227,6 +245,7 @@ public enum ControlResponse: Hashable, Sendable {
         case .done: "done"
         case .statistics: "statistics"
         case .filter: "filter"
+        case .muted: "muted"
         case .failure: "error"
         }
     }

@@ -177,6 +177,11 @@ public struct ConnectionSummary: Hashable, Sendable, Codable {
     public var payloadType: UInt8?
     /// Why the connection is `failed`, in one line (nil otherwise, and from older peers).
     public var failureReason: String?
+    /// A warning the receiver gave when it took the connection (a feedback loop: a live input on its host that
+    /// it plays out); nil when none.
+    public var warning: String?
+    /// Sending end: whether this connection is muted (`tutti mute SOURCE DESTINATION`); nil when not.
+    public var muted: Bool?
 
     public init(
         id: ConnectionID, role: ConnectionRole, source: PortReference, destination: PortReference,
@@ -221,12 +226,16 @@ public struct PeerDescription: Hashable, Sendable, Codable {
     public var runningSampleRates: [String: Int]?
     /// Each filter port's processor now, with its parameters and latency. Nil from older peers.
     public var filters: [FilterState]?
+    /// Each port's sources, destinations and the pipelines that reach it, in the order of `ports`. Nil from
+    /// older peers.
+    public var routes: [PortRoutes]?
 
     public init(
         id: PeerID, name: String, host: String, protocolVersion: Int, ports: [PortDescriptor],
         connections: [ConnectionSummary], knownPeers: [KnownPeer], runningSampleRates: [String: Int]? = nil,
-        filters: [FilterState]? = nil
+        filters: [FilterState]? = nil, routes: [PortRoutes]? = nil
     ) {
+        self.routes = routes
         self.runningSampleRates = runningSampleRates
         self.filters = filters
         self.id = id

@@ -28,6 +28,7 @@ public enum ControlValidation {
             }
             try require(!body.sampleFormats.isEmpty && body.sampleFormats.count <= 8, "sampleFormats must list 1 to 8 formats")
             try check(body.options)
+            if let upstream = body.upstream { try check(upstream, "upstream") }
         case .disconnect(let body):
             try require(
                 body.source != nil || body.destination != nil || body.connectionID != nil,
@@ -40,6 +41,11 @@ public enum ControlValidation {
             try checkText(body.name, "name")
             try require(body.name.utf8.count <= 63, "name is longer than 63 bytes")
             try require(body.controlPort != 0, "controlPort must not be 0")
+        case .upstream(let body):
+            try check(body.upstream, "upstream")
+        case .mute(let body):
+            try require(PortDescriptor.isValidName(body.port), "port '\(body.port.prefix(40))' is not a port name")
+            if let destination = body.destination { try check(destination, "destination") }
         case .setParameters(let body):
             try require(PortDescriptor.isValidName(body.port), "port '\(body.port.prefix(40))' is not a port name")
             try require((1...16).contains(body.settings.count), "settings must list 1 to 16 parameters")
@@ -47,6 +53,21 @@ public enum ControlValidation {
                 try checkText(setting.name, "settings.name")
                 try checkText(setting.value, "settings.value")
                 try require(setting.name.utf8.count <= 32 && setting.value.utf8.count <= 32, "a setting is longer than 32 bytes")
+            }
+        }
+    }
+
+    /// Chains as offers and notices carry them: at most `Pipeline.maxCount`, each of 1 to `Pipeline.maxLength`
+    /// valid port references, with a bounded origin host.
+    static func check(_ pipelines: [Pipeline], _ field: String) throws(ControlDecodingError) {
+        try require(pipelines.count <= Pipeline.maxCount, "\(field) lists more than \(Pipeline.maxCount) pipelines")
+        for pipeline in pipelines {
+            try require(
+                (1...Pipeline.maxLength).contains(pipeline.ports.count), "\(field): a pipeline has 1 to \(Pipeline.maxLength) ports")
+            for port in pipeline.ports { try check(port, field) }
+            if let host = pipeline.originHost {
+                try checkText(host, "\(field).originHost")
+                try require(host.utf8.count <= 255, "\(field).originHost is longer than 255 bytes")
             }
         }
     }
@@ -74,6 +95,21 @@ public enum ControlValidation {
                 try checkList(filters, "filters")
                 for filter in filters { try check(filter) }
             }
+            if let routes = body.routes {
+                try checkList(routes, "routes")
+                for route in routes {
+                    try require(PortDescriptor.isValidName(route.port), "routes names an invalid port")
+                    try checkList(route.sources, "routes.sources")
+                    for source in route.sources { try check(source, "routes.sources") }
+                    try checkList(route.destinations, "routes.destinations")
+                    for destination in route.destinations { try check(destination, "routes.destinations") }
+                    try check(route.pipelines, "routes.pipelines")
+                    for warning in route.warnings ?? [] {
+                        try checkText(warning, "routes.warnings")
+                        try require(warning.utf8.count <= 1024, "a warning is longer than 1024 bytes")
+                    }
+                }
+            }
             try checkList(body.knownPeers, "knownPeers")
             for peer in body.knownPeers {
                 try checkText(peer.name, "knownPeers.name")
@@ -92,6 +128,10 @@ public enum ControlValidation {
         case .connected(let body), .alreadyConnected(let body): try check(body)
         case .answer(let body):
             try check(body.format)
+            if let warning = body.warning {
+                try checkText(warning, "warning")
+                try require(warning.utf8.count <= 1024, "warning is longer than 1024 bytes")
+            }
             try require(body.mediaPort != 0, "mediaPort must not be 0")
             try checkPayloadType(body.payloadType)
         case .disconnected(let count): try require(count >= 0, "negative count")
@@ -104,6 +144,9 @@ public enum ControlValidation {
             }
         case .filter(let state):
             try check(state)
+        case .muted(let state):
+            try check(state.port, "port")
+            try checkList(state.connections, "connections")
         case .failure(let failure):
             // The CLI prints it: one line, no terminal escapes.
             try require(failure.message.utf8.count <= 1024, "error message too long")
@@ -157,6 +200,10 @@ public enum ControlValidation {
             "rtpDestination and payloadType go together")
         if let rtp = connection.rtpDestination { try check(rtp) }
         if let payloadType = connection.payloadType { try checkPayloadType(payloadType) }
+        if let warning = connection.warning {
+            try checkText(warning, "warning")
+            try require(warning.utf8.count <= 1024, "warning is longer than 1024 bytes")
+        }
     }
 
     /// A unicast destination on a real port (the decoder already refused anything but a numeric address).

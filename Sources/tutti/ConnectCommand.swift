@@ -263,6 +263,7 @@ struct ConnectCommand: AsyncParsableCommand {
                 if let sdpText, sdp == nil { print(sdpText, terminator: "") }
             }
             for note in notes { printError("note: \(note)") }
+            if let warning = summary.warning { printError("warning: \(warning)") }
             if let sdp, let sdpText {
                 do {
                     try sdpText.write(toFile: sdp, atomically: true, encoding: .utf8)

@@ -9,8 +9,11 @@ struct ListCommand: AsyncParsableCommand {
         commandName: "ls", abstract: "List the session's peers, their ports and live connections.",
         discussion: """
             Each peer shows the control address another host can reach it at, each port its channels and \
-            rates ("now" marks the rate a running port is fixed at until its connections end), and each \
-            connection its state, format and ID. No peers found is not an error: the list is empty (a note \
+            rates ("now" marks the rate a running port is fixed at until its connections end), each \
+            connection its state, format and ID, and each pipeline that reaches a filter or receiver (from \
+            its first sender through every filter, on any host) with its stable ID. With --json, every \
+            port's routes list its sources and destinations, the ports upstream and downstream of it \
+            through filters, and its pipelines. No peers found is not an error: the list is empty (a note \
             on stderr says where to look).
             """)
 
@@ -25,7 +28,7 @@ struct ListCommand: AsyncParsableCommand {
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                let data = try encoder.encode(peers.compactMap(\.description))
+                let data = try encoder.encode(PeerDescription.withDownstream(peers.compactMap(\.description)))
                 print(String(decoding: data, as: UTF8.self))
                 return
             }
@@ -53,7 +56,8 @@ struct ListCommand: AsyncParsableCommand {
             // A filter shows its processor as it is now (values set live), not the title it started with.
             let title =
                 description.filters?.first { $0.port == port.name }.map { "\($0)".dropFirst(port.name.count + 2) } ?? port.title[...]
-            lines.append("  \(pad(port.kind.rawValue, 8)) \(pad(port.name, nameWidth))  \(port.channels)ch  \(rateText)  \(title)")
+            let muted = description.routes?.first { $0.port == port.name }?.muted == true ? "  muted" : ""
+            lines.append("  \(pad(port.kind.rawValue, 8)) \(pad(port.name, nameWidth))  \(port.channels)ch  \(rateText)  \(title)\(muted)")
         }
         for connection in description.connections {
             let arrow = connection.role == .sending ? "→" : "←"
@@ -64,7 +68,15 @@ struct ListCommand: AsyncParsableCommand {
             let format = toStandardReceiver ? connection.format.wireDescription : connection.format.description
             lines.append(
                 "  \(pad(connection.state.rawValue, 8)) \(local) \(arrow) \(other)  \(format)  [\(connection.id)]"
-                    + (connection.failureReason.map { "  \($0)" } ?? ""))
+                    + (connection.failureReason.map { "  \($0)" } ?? "") + (connection.muted == true ? "  muted" : "")
+                    + (connection.warning.map { "  warning: \($0)" } ?? ""))
+        }
+        // What feeds each filter and receiver, through every hop, with the pipelines' stable IDs.
+        for route in description.routes ?? [] {
+            for pipeline in route.pipelines where pipeline.ports.count > 1 {
+                lines.append("  pipeline \(pipeline.id)  \(pipeline)")
+            }
+            for warning in route.warnings ?? [] { lines.append("  warning  \(route.port): \(warning)") }
         }
         return lines
     }

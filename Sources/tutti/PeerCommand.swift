@@ -35,6 +35,10 @@ struct PeerCommand: AsyncParsableCommand {
             jack ports belong to the JACK client tutti-<peer name> on the server $JACK_DEFAULT_SERVER (else
             "default"), run at the server's rate, and are clocked by its process cycle.
               any port:  channels=2, rates=48000/44100, formats=L24/L16, title=TEXT
+              senders:   live        its audio is a live input: warn of feedback
+              receivers and filters:
+                         allows-self take connections from this same peer
+                                     (refused otherwise)
             Example: tutti peer --name stage --sender out=tone,frequency=440 --receiver in=wav,path=in.wav
                      tutti peer --name fx --filter vox=eq,freq=250,db=-3
             A config file (--config, TOML; see configs/) gives the same settings; flags override it.
@@ -184,6 +188,7 @@ struct PeerCommand: AsyncParsableCommand {
             case .receiver(.standardOutput(let encoding)): role = "stdout \(encoding.rawValue)"
             case .receiver(.null): role = "null"
             case .filter(let processor): role = "\(processor) (latency \(processor.latencyFrames(sampleRate: 48_000)) frames at 48 kHz)"
+            case .sender(.block(let block)), .receiver(.block(let block)), .filterBlock(let block): role = "\(block)"
             case .sender(.jack(let connect)), .receiver(.jack(let connect)):
                 let ports =
                     descriptor.channels == 1 ? "\(descriptor.name)_1" : "\(descriptor.name)_1…\(descriptor.name)_\(descriptor.channels)"

@@ -11,6 +11,8 @@ import TuttiProcess
 enum PortSpecification {
     static let senderKinds = ["tone", "wav", "stdin", "jack"]
     static let receiverKinds = ["wav", "stdout", "null", "jack"]
+    /// Keys that may stand alone as flags (`in=null,allows-self` is `allows-self=yes`).
+    static let flagKeys: Set<String> = ["allows-self", "live"]
 
     /// Parses `NAME=KIND[,key=value…]`, e.g. `out=tone,frequency=440,channels=1`.
     static func parse(_ text: String, kind: PortKind) throws -> PortConfiguration {
@@ -23,6 +25,10 @@ enum PortSpecification {
         parts.removeFirst()
         var values = ["name": String(head[..<equals]), "kind": String(head[head.index(after: equals)...])]
         for part in parts {
+            if flagKeys.contains(part.lowercased()) {
+                values[part.lowercased()] = "yes"
+                continue
+            }
             guard let split = part.firstIndex(of: "="), split != part.startIndex else {
                 throw CLIError("port '\(text)': '\(part)' is not key=value")
             }
@@ -37,7 +43,7 @@ enum PortSpecification {
             throw CLIError("port name '\(values["name"] ?? "")' is invalid: use 1–32 of A–Z a–z 0–9 _ . -")
         }
         let portKind = values["kind"] ?? ""
-        var known: Set<String> = ["name", "kind", "title", "channels", "rates", "formats"]
+        var known: Set<String> = ["name", "kind", "title", "channels", "rates", "formats", "allows-self", "live"]
         func number(_ key: String, default fallback: Double) throws -> Double {
             guard let text = values[key] else { return fallback }
             guard let value = Double(text), value.isFinite else { throw CLIError("port \(name): \(key)=\(text) is not a number") }
@@ -162,8 +168,23 @@ enum PortSpecification {
             throw CLIError(
                 "port \(name): channels must be between \(StreamLimits.channels.lowerBound) and \(StreamLimits.channels.upperBound)")
         }
+        func flag(_ key: String) throws -> Bool {
+            guard let text = values[key] else { return false }
+            switch text.lowercased() {
+            case "yes", "true", "1": return true
+            case "no", "false", "0": return false
+            default: throw CLIError("port \(name): \(key)=\(text) is not yes or no")
+            }
+        }
+        let allowsSelf = try flag("allows-self")
+        let live = try flag("live")
+        if allowsSelf, kind == .sender {
+            throw CLIError("port \(name): allows-self is for receivers and filters (where a connection ends)")
+        }
+        if live, kind != .sender { throw CLIError("port \(name): live is for senders (whose audio comes from a live input)") }
         let descriptor = PortDescriptor(
-            name: name, title: title ?? name, kind: kind, channels: channels, sampleRates: rates, sampleFormats: formats)
+            name: name, title: title ?? name, kind: kind, channels: channels, sampleRates: rates, sampleFormats: formats,
+            allowsSelf: allowsSelf, live: live)
         return PortConfiguration(descriptor: descriptor, role: role)
     }
 

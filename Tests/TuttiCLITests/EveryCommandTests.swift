@@ -72,6 +72,18 @@ final class EveryCommandTests: XCTestCase {
             arguments: ["<PEER:PORT>", "<NAME=VALUE>"], options: ["--json"] + session, required: ["fx:vox", "db=-6"],
             bad: ["fx:vox", "db"], refusal: "'db' is not NAME=VALUE, e.g. db=-6"),
         Command(
+            type: MuteCommand.self, name: "mute",
+            usage:
+                "tutti mute <PEER:PORT> [<PEER:PORT|rtp://HOST:PORT>] [--json] [--peer <HOST:PORT> ...] [--no-discovery] [--browse <SECONDS>]",
+            arguments: ["<PEER:PORT>", "<PEER:PORT|rtp://HOST:PORT>"], options: ["--json"] + session, required: ["stage:vox"],
+            bad: ["stage"], refusal: "name the port as PEER:PORT ('stage' has no port; 'tutti ls' lists them)"),
+        Command(
+            type: UnmuteCommand.self, name: "unmute",
+            usage:
+                "tutti unmute <PEER:PORT> [<PEER:PORT|rtp://HOST:PORT>] [--json] [--peer <HOST:PORT> ...] [--no-discovery] [--browse <SECONDS>]",
+            arguments: ["<PEER:PORT>", "<PEER:PORT|rtp://HOST:PORT>"], options: ["--json"] + session, required: ["stage:vox"],
+            bad: ["stage:vox", "foh"], refusal: "name the receiver port as PEER:PORT ('foh' has no port; 'tutti ls' lists them)"),
+        Command(
             type: SDPCommand.self, name: "sdp",
             usage: "tutti sdp [<PEER[:PORT]>] [--connection <ID>] [--json] [--peer <HOST:PORT> ...] [--no-discovery] [--browse <SECONDS>]",
             arguments: ["<PEER[:PORT]>"], options: ["--connection <ID>", "--json"] + session,

@@ -49,9 +49,14 @@ struct LifecycleDriver {
     /// Every action, in order.
     private(set) var log: [Action] = []
 
-    init(timeouts: LifecycleTimeouts = .standard, directory: PeerDirectory = PeerDirectory(), ports: [PortDescriptor] = Self.ports) {
+    init(
+        timeouts: LifecycleTimeouts = .standard, directory: PeerDirectory = PeerDirectory(), ports: [PortDescriptor] = Self.ports,
+        host: String = "", playingOut: Set<String> = []
+    ) {
         machine = ConnectionLifecycle(
-            identity: .init(peerID: Self.peerA, name: "A", controlPort: 7_400, captureClock: .realtime, ports: ports),
+            identity: .init(
+                peerID: Self.peerA, name: "A", controlPort: 7_400, captureClock: .realtime, ports: ports, host: host, playingOut: playingOut
+            ),
             timeouts: timeouts, directory: directory)
     }
 
@@ -101,7 +106,7 @@ struct LifecycleDriver {
         for action in actions {
             switch action {
             case .reply(let request, let response): replies.append((request, response))
-            case .introduce, .report: break
+            case .introduce, .report, .announce: break
             default: outstanding.append(action)
             }
         }
@@ -250,7 +255,7 @@ struct LifecycleDriver {
             case .probe(let endpoints, _):
                 let ids = machine.sending.values.filter { $0.reached.map { [$0] } == endpoints }.map(\.id)
                 outcome = world == .healthy ? Self.listed(ids) : .probed(to: endpoints, .unanswered)
-            case .reply, .introduce, .report:
+            case .reply, .introduce, .report, .announce:
                 outstanding.removeFirst()
                 continue
             }

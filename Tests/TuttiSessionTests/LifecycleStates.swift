@@ -133,6 +133,16 @@ enum LifecycleStates {
             ("discovered", .discovered(KnownPeer(name: "B", id: D.peerB, endpoints: [D.endpointB]))),
             ("vanished", .vanished(name: "B")),
             ("renamed", .renamed(to: "A2")),
+            (
+                "upstream",
+                .upstream(UpstreamNotice(connectionID: id, upstream: [Pipeline(origin: D.remoteSource, live: false, originHost: nil)]))
+            ),
+            (
+                "upstreamLoop",
+                .upstream(
+                    UpstreamNotice(
+                        connectionID: id, upstream: [Pipeline(ports: [D.localDestination, D.remoteSource], live: nil, originHost: nil)]))
+            ),
         ]
         inputs += outcomes(for: id)
         return inputs
@@ -153,6 +163,7 @@ extension LifecycleStates {
         case .discovered: "discovered"
         case .vanished: "vanished"
         case .renamed: "renamed"
+        case .upstream: "upstream"
         case .answered: "answered"
         case .refused: "refused"
         case .unreachable: "unreachable"
@@ -167,6 +178,7 @@ extension LifecycleStates {
 
     static let allKinds: Set<String> = [
         "connect", "connectRTP", "offer", "disconnect", "teardown", "shutdown", "hello", "bye", "discovered", "vanished", "renamed",
+        "upstream",
         "answered", "refused", "unreachable", "started", "startFailed", "observed", "probed", "stopped", "notified",
     ]
 

@@ -12,9 +12,12 @@ final class SenderLifecycleTests: XCTestCase {
     let second = D.id(2)
 
     private func expectedOffer(_ id: ConnectionID, options: ConnectOptions = ConnectOptions()) -> StreamOffer {
-        Negotiation.offer(
+        var offer = Negotiation.offer(
             id: id, peerID: D.peerA, source: D.source, destination: D.destination, port: D.ports[0], currentRates: [48_000, 44_100],
             senderClock: "system", options: options, captureClock: .realtime, controlPort: 7_400)
+        // A sender port's own chain: itself alone.
+        offer.upstream = [Pipeline(origin: D.source, live: false, originHost: nil)]
+        return offer
     }
 
     private func expectedPlan(_ id: ConnectionID, host: String = "198.18.0.2") -> ConnectionLifecycle.SendPlan {

@@ -7,7 +7,8 @@ final class ControlCodecRoundTripTests: XCTestCase {
     func testEveryRequestTypeRoundTrips() throws {
         let requests = ControlFixtures.requests
         XCTAssertEqual(
-            Set(requests.map(\.typeName)), ["describe", "statistics", "connect", "offer", "disconnect", "teardown", "hello", "bye"])
+            Set(requests.map(\.typeName)),
+            ["describe", "statistics", "connect", "offer", "disconnect", "teardown", "hello", "bye", "upstream", "mute"])
         for (index, request) in requests.enumerated() {
             let envelope = ControlEnvelope(id: UInt32(index * 1_000_003), message: request)
             let frame = encodedRequest(envelope)
@@ -20,7 +21,7 @@ final class ControlCodecRoundTripTests: XCTestCase {
         let responses = ControlFixtures.responses
         XCTAssertEqual(
             Set(responses.map(\.typeName)),
-            ["description", "connected", "already-connected", "answer", "disconnected", "done", "statistics", "error"])
+            ["description", "connected", "already-connected", "answer", "disconnected", "done", "statistics", "muted", "error"])
         for (index, response) in responses.enumerated() {
             let envelope = ControlEnvelope(id: UInt32.max - UInt32(index), message: response)
             let frame = ControlCodec.encodeResponse(envelope)
@@ -32,7 +33,7 @@ final class ControlCodecRoundTripTests: XCTestCase {
     func testEveryFailureCodeRoundTrips() throws {
         let codes: [ControlFailure.Code] = [
             .malformed, .unsupportedVersion, .unknownPeer, .unknownPort, .wrongDirection, .noCommonFormat,
-            .invalidOption, .busy, .unreachable, .notFound, .internalError,
+            .invalidOption, .busy, .unreachable, .notFound, .internalError, .cycle, .selfConnection,
         ]
         for code in codes {
             let envelope = ControlEnvelope(id: 1, message: ControlResponse.failure(ControlFailure(code, "because \(code)")))

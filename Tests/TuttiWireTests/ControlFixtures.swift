@@ -44,6 +44,8 @@ enum ControlFixtures {
         offerWithLinkClock.options = ConnectOptions()
         var connectWithOptions = connect
         connectWithOptions.options = fullOptions
+        var offerWithPipelines = offer
+        offerWithPipelines.upstream = pipelines
         return [
             .describe,
             .statistics,
@@ -60,6 +62,21 @@ enum ControlFixtures {
             .teardown(TeardownNotice(connectionID: connectionID, reason: "peer “stage” stopped — ünïcode ok")),
             .hello(PeerPresence(id: peerID, name: "stage #2", controlPort: 7_400)),
             .bye(PeerPresence(id: peerID, name: "stage", controlPort: 65_535)),
+            .offer(offerWithPipelines),
+            .upstream(UpstreamNotice(connectionID: connectionID, upstream: pipelines)),
+            .upstream(UpstreamNotice(connectionID: connectionID, upstream: [])),
+            .mute(MuteRequest(port: "out", muted: true)),
+            .mute(MuteRequest(port: "out", destination: destination, muted: false)),
+        ]
+    }
+
+    /// Two chains into `source`: a live one from another host through a filter, and a sender's own.
+    static var pipelines: [Pipeline] {
+        [
+            Pipeline(
+                ports: [PortReference(peer: "mic-host", port: "mic"), PortReference(peer: "fx", port: "vox"), source], live: true,
+                originHost: "mic-host.local"),
+            Pipeline(origin: source, live: false, originHost: nil),
         ]
     }
 
@@ -94,6 +111,9 @@ enum ControlFixtures {
         receivingSummary.state = .buffering
         return [
             .description(description),
+            .description(describedWithRoutes(description)),
+            .muted(MuteState(port: source, connections: [connectionID], muted: true)),
+            .muted(MuteState(port: source, connections: [], muted: false)),
             .description(
                 PeerDescription(
                     id: peerID, name: "empty", host: "h", protocolVersion: 1, ports: [], connections: [], knownPeers: [])),
@@ -102,6 +122,8 @@ enum ControlFixtures {
             .connected(rtpSummary),
             .alreadyConnected(summary),
             .answer(answer),
+            .answer(answerWithWarning),
+            .connected(mutedSummary(summary)),
             .disconnected(count: 0),
             .disconnected(count: 3),
             .done,
@@ -147,4 +169,31 @@ func rejection(of message: ControlRequest) -> ControlDecodingError? {
 func isInvalidField(_ error: ControlDecodingError?) -> Bool {
     if case .invalidField = error { return true }
     return false
+}
+
+extension ControlFixtures {
+    static var answerWithWarning: StreamAnswer {
+        var answer = answer
+        answer.warning = "feedback: mic-host:mic → fx:vox → stage:in plays the live input mic-host:mic out on its own host"
+        return answer
+    }
+
+    static func mutedSummary(_ summary: ConnectionSummary) -> ConnectionSummary {
+        var summary = summary
+        summary.muted = true
+        summary.warning = answerWithWarning.warning
+        return summary
+    }
+
+    /// `description` with every port's routes: sources, destinations, pipelines, one muted, one warned.
+    static func describedWithRoutes(_ description: PeerDescription) -> PeerDescription {
+        var description = description
+        var routes = PortRoutes(
+            port: "in", sources: [PortReference(peer: "fx", port: "vox")], destinations: [], pipelines: pipelines,
+            warnings: ["feedback"])
+        routes.downstream = []
+        routes.muted = true
+        description.routes = [routes, PortRoutes(port: "out", sources: [], destinations: [destination], pipelines: [pipelines[1]])]
+        return description
+    }
 }

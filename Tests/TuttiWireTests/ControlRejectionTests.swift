@@ -383,6 +383,34 @@ final class ControlRejectionTests: XCTestCase {
         }
     }
 
+    func testPipelinesBeyondTheirBoundsAndBadMuteTargetsAreRejected() {
+        func validate(_ request: ControlRequest) -> ControlDecodingError? {
+            Result { () throws(ControlDecodingError) in try ControlValidation.validate(request) }.failure
+        }
+        let hop = ControlFixtures.source
+        let id = ControlFixtures.connectionID
+        let longest = Pipeline(ports: Array(repeating: hop, count: Pipeline.maxLength), live: nil, originHost: nil)
+        XCTAssertNil(validate(.upstream(UpstreamNotice(connectionID: id, upstream: [longest]))), "16 ports: the most a chain has")
+        XCTAssertEqual(
+            validate(.upstream(UpstreamNotice(connectionID: id, upstream: [longest.extended(to: hop)]))),
+            .invalidField("upstream: a pipeline has 1 to 16 ports"))
+        XCTAssertEqual(
+            validate(.upstream(UpstreamNotice(connectionID: id, upstream: [Pipeline(ports: [], live: nil, originHost: nil)]))),
+            .invalidField("upstream: a pipeline has 1 to 16 ports"))
+        let many = Array(repeating: Pipeline(origin: hop, live: false, originHost: nil), count: Pipeline.maxCount + 1)
+        var offer = ControlFixtures.offer
+        offer.upstream = many
+        XCTAssertEqual(validate(.offer(offer)), .invalidField("upstream lists more than 64 pipelines"))
+        offer.upstream = [Pipeline(ports: [PortReference(peer: "a", port: "bad name")], live: nil, originHost: nil)]
+        XCTAssertEqual(validate(.offer(offer)), .invalidField("upstream.port 'bad name' is not a valid port name"))
+        offer.upstream = [Pipeline(origin: hop, live: true, originHost: "host\u{1B}[2J")]
+        XCTAssertEqual(validate(.offer(offer)), .invalidField("upstream.originHost contains control characters"))
+        XCTAssertEqual(validate(.mute(MuteRequest(port: "", muted: true))), .invalidField("port '' is not a port name"))
+        XCTAssertEqual(
+            validate(.mute(MuteRequest(port: "out", destination: PortReference(peer: "", port: "in"), muted: true))),
+            .invalidField("destination.peer is empty"))
+    }
+
     private func jsonBody(_ message: ControlRequest) -> String {
         String(decoding: body(of: encodedRequest(ControlEnvelope(id: 1, message: message))), as: UTF8.self)
     }

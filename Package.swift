@@ -22,6 +22,8 @@ let package = Package(
         .library(name: "TuttiEngine", targets: ["TuttiEngine"]),
         // The processors a filter port runs (gain, delay, an EQ band, a limiter), for apps that process audio.
         .library(name: "TuttiProcess", targets: ["TuttiProcess"]),
+        // LV2 plug-in hosting (lilv): the catalog of installed plug-ins and the processor that runs one.
+        .library(name: "TuttiLV2", targets: ["TuttiLV2"]),
         .executable(name: "tutti", targets: ["tutti"]),
     ],
     dependencies: [

@@ -20,6 +20,7 @@ let package = Package(
                 .product(name: "TuttiMedia", package: "Tutti"),
                 .product(name: "TuttiEngine", package: "Tutti"),
                 .product(name: "TuttiProcess", package: "Tutti"),
+                .product(name: "TuttiLV2", package: "Tutti"),
             ],
             path: "MediaPath",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]

@@ -6,6 +6,7 @@ import Synchronization
 import TuttiCore
 import TuttiEngine
 import TuttiIO
+import TuttiLV2
 import TuttiProcess
 import TuttiStream
 import TuttiWire
@@ -135,11 +136,18 @@ func registerEngineBenchmarks(_ configuration: Benchmark.Configuration) {
     // The whole period as the clock thread runs it; with a filter port, the filter path (8 streams in, a limiter,
     // 1 out), which must allocate nothing either.
     // The application's blocks in the same two paths: a source and a sink block; a filter block (its specification
-    // only names it).
+    // only names it). And the filter hop with a hosted LV2 plug-in (swh's amp, from Debian's swh-lv2): its
+    // period's time against the limiter's and the plain period's in the same run is a filter hop's CPU cost.
     let cases: [(name: String, filter: String?, blocks: Bool)] = [
         ("Engine-period-8-streams-in-1-out", nil, false), ("Engine-period-filter-8-streams-in-limiter-1-out", "limiter,ceiling=-6", false),
+        ("Engine-period-filter-8-streams-in-lv2-amp-1-out", "lv2:http://plugin.org.uk/swh-plugins/amp", false),
         ("Engine-period-app-blocks-8-streams-in-1-out", nil, true), ("Engine-period-app-filter-8-streams-in-1-out", "gain", true),
     ]
+    /// A built-in processor's text, or `lv2:URI` for an installed plug-in at its defaults.
+    func specification(_ text: String) throws -> ProcessorSpecification {
+        guard text.hasPrefix("lv2:") else { return try ProcessorSpecification(parsing: text) }
+        return try LV2Catalog.shared.plugin(uri: String(text.dropFirst(4))).specification
+    }
     for (name, filter, blocks) in cases {
         let engine = Fixture<EnginePeriodState>()
         Benchmark(name, configuration: configuration) { benchmark in
@@ -151,7 +159,7 @@ func registerEngineBenchmarks(_ configuration: Benchmark.Configuration) {
             benchmark.stopMeasurement()
             state.slot = (state.slot + 1) & (windowPackets - 1)
         } setup: {
-            engine.state = try await EnginePeriodState(filter: try filter.map { try ProcessorSpecification(parsing: $0) }, blocks: blocks)
+            engine.state = try await EnginePeriodState(filter: try filter.map(specification), blocks: blocks)
         } teardown: {
             let state = engine.state!
             precondition(state.clock.media.demux.strayDatagrams == 0, "every datagram found its stream")

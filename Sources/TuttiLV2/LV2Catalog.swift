@@ -6,9 +6,9 @@ import TuttiProcess
 /// once per process on first use, and what Tutti can host of them.
 ///
 /// Control plane only (lilv is not thread-safe: every call into the world holds the catalog's lock).
-package final class LV2Catalog: Sendable {
+public final class LV2Catalog: Sendable {
     /// The process's catalog.
-    package static let shared = LV2Catalog()
+    public static let shared = LV2Catalog()
 
     private let world: Mutex<World>
 
@@ -42,7 +42,7 @@ package final class LV2Catalog: Sendable {
     ///
     /// - Throws: `ProcessorError` (one line): no such plug-in is installed; it needs host features Tutti does not
     ///   provide; it has ports Tutti cannot connect (atom, CV, …); it has no audio input or output.
-    package func plugin(uri: String) throws(ProcessorError) -> LV2PluginDescription {
+    public func plugin(uri: String) throws(ProcessorError) -> LV2PluginDescription {
         try world.withLock { world throws(ProcessorError) in try Self.describe(uri, in: world) }
     }
 

@@ -3,7 +3,7 @@ import TuttiProcess
 /// An installed LV2 plug-in as Tutti hosts it: its audio ports, its control inputs (the parameters `set`
 /// changes), its control outputs (connected, read back) and its latency port. A value; thread-safe: yes; the
 /// plug-in handle is only used under the catalog's lock.
-package struct LV2PluginDescription: @unchecked Sendable {
+public struct LV2PluginDescription: @unchecked Sendable {
     /// One control input.
     package struct Control: Sendable {
         package var index: UInt32
@@ -12,8 +12,8 @@ package struct LV2PluginDescription: @unchecked Sendable {
         package var stepped = false
     }
 
-    package let uri: String
-    package let name: String
+    public let uri: String
+    public let name: String
     /// lilv's plug-in (owned by the catalog's world, which lives as long as the process).
     let plugin: OpaquePointer
     package let audioInputs: [UInt32]
@@ -24,7 +24,7 @@ package struct LV2PluginDescription: @unchecked Sendable {
     package let latencyPort: UInt32?
 
     /// The specification of this plug-in with its defaults.
-    package var specification: ProcessorSpecification {
+    public var specification: ProcessorSpecification {
         ProcessorSpecification(lv2: uri, parameters: controls.map(\.parameter))
     }
 

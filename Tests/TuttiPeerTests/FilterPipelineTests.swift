@@ -85,4 +85,34 @@ final class FilterPipelineTests: XCTestCase {
         XCTAssertEqual(missing, .failure(ControlFailure(.unknownPort, "peer a has no filter port 'fx' (filters: none)")))
         await world.stopAll()
     }
+
+    func testAFilterWhosePluginCannotBeLoadedRefusesTheConnectionInOneLineAndThePeerRunsOn() async throws {
+        // A plug-in that is not installed here (as when it was removed after the peer started): the filter port
+        // loads it when its first connection comes, so that connection is refused, in one line, and nothing is
+        // left half-connected; the peer's other filter takes its connection as usual.
+        var world = FakeWorld()
+        let a = try await world.start("a", host: "127.0.0.1", ports: [.toneSender(name: "out")])
+        let missing = ProcessorSpecification(lv2: "http://tutti.invalid/no-such-plugin", parameters: [])
+        let b = try await world.start(
+            "b", host: "127.0.0.2",
+            ports: [.filter(name: "fx", processor: missing), .filter(name: "fx2", processor: try ProcessorSpecification(parsing: "gain"))])
+        for peer in [a, b] {
+            let deadline = ContinuousClock.now + .seconds(5)
+            while await peer.describe().knownPeers.count < 1, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        let refused = await connect(PortReference(peer: "a", port: "out"), PortReference(peer: "b", port: "fx"), via: a)
+        guard case .failure(let failure) = refused else { return XCTFail("connected to a filter whose plug-in is missing: \(refused)") }
+        XCTAssertTrue(
+            failure.message.contains("no LV2 plug-in http://tutti.invalid/no-such-plugin is installed on this host"), failure.message)
+        XCTAssertFalse(failure.message.contains("\n"), "one line")
+        for peer in [a, b] { await peer.settle() }
+        let (sent, received) = (await a.describe().connections, await b.describe().connections)
+        XCTAssertEqual(sent, [], "nothing half-connected at the sender")
+        XCTAssertEqual(received, [], "nor at the filter")
+        let next = await connect(PortReference(peer: "a", port: "out"), PortReference(peer: "b", port: "fx2"), via: a)
+        guard case .connected = next else { return XCTFail("b's other filter: \(next)") }
+        await world.stopAll()
+    }
 }

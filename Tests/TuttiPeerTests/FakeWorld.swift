@@ -28,17 +28,14 @@ struct FakeWorld {
         clock = ManualClock(start: HostTime(nanoseconds: mediaByHand ? 1_000_000_000 : 1_000_000_000_000))
     }
 
-    /// Starts a peer named `name` on `host` with `ports`; `configure` may change its configuration first.
-    mutating func start(
-        _ name: String, host: String, ports: [PortConfiguration], configure: (inout PeerConfiguration) -> Void = { _ in }
-    ) async throws -> Peer {
+    /// Starts a peer named `name` on `host` with `ports`.
+    mutating func start(_ name: String, host: String, ports: [PortConfiguration]) async throws -> Peer {
         var configuration = PeerConfiguration(name: name, stateDirectory: "\(directory)/\(host)", ports: ports)
         configuration.link = nil
         configuration.realtimePriority = 0
         // Hand-run engines share one clock: no drift to follow, and the resampler's delay (about 21 frames a
         // hop) would blur the figures these tests check to the frame.
         if mediaByHand { configuration.driftCompensation = false }
-        configure(&configuration)
         var logger = Logger(label: "test.\(name)")
         logger.logLevel = .warning
         let environment = PeerEnvironment(

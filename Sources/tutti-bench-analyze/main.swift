@@ -182,13 +182,11 @@ func snapshot(_ specs: [String]) throws -> Any {
         var ticks = 0
         var tasks: [String: [Int]] = [:]
         for pid in spec[spec.index(after: equals)...].split(separator: ",") {
-            guard let stat = try? readText("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")"),
-                let taskList = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")
+            guard let stat = try? readText("/proc/\(pid)/stat"), let cpu = ProcessStat.cpuTicks(statLine: stat),
+                let taskList = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task"), let id = Int(pid)
             else { continue }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            guard fields.count > 13, let user = Int(fields[12]), let system = Int(fields[13]), let id = Int(pid) else { continue }
             pids.append(id)
-            ticks += user + system  // utime, stime (fields 14 and 15 of stat)
+            ticks += cpu
             for task in taskList {
                 guard let status = try? readText("/proc/\(pid)/task/\(task)/status") else { continue }  // a thread that ended
                 var counts = [0, 0]

@@ -24,6 +24,9 @@ import TuttiWire
 /// With a `filter`, the 8 streams go into a filter port running that processor instead, which sends its output
 /// to the one connection (the filter path: mix, process, packetize, send, in the same period).
 ///
+/// With `tracks`, the receiver port takes the 8 streams as separate tracks (`mode=separate`), each into its own
+/// channels of a 16-channel period: the separate-mode path.
+///
 /// With `blocks`, the application's own blocks (the embedding API, `AudioBlock`) take the built-ins' places: the
 /// sender's source renders a ramp, the receiver's sink sums the mix, a filter port's processing inverts; their
 /// realtime contract is the engine's, so the period must allocate nothing with them either.
@@ -64,12 +67,13 @@ final class EnginePeriodState {
     var period: Int64 = 0
     let start = MonotonicClock().now().nanoseconds + 10_000_000
 
-    init(filter processor: ProcessorSpecification? = nil, blocks: Bool = false) async throws {
+    init(filter processor: ProcessorSpecification? = nil, blocks: Bool = false, tracks: Bool = false) async throws {
         let captureClock = CaptureClockSource(link: nil)
         clock = try engine.clock(sampleRate: stereoL24.sampleRate)
         let sink: AudioSink = blocks ? .block(Self.sinkBlock) : .null
-        desk = ReceiverPort(
-            configuration: .receiver(name: "desk", sink: sink, channels: 2), sink: sink, engine: engine, captureClock: captureClock)
+        var deskConfiguration = PortConfiguration.receiver(name: "desk", sink: sink, channels: 2)
+        if tracks { deskConfiguration.descriptor = deskConfiguration.descriptor.separate(tracks: Self.streams, latencyMilliseconds: 10) }
+        desk = ReceiverPort(configuration: deskConfiguration, sink: sink, engine: engine, captureClock: captureClock)
         let engine = self.engine
         filter = processor.map {
             FilterPort(
@@ -79,11 +83,13 @@ final class EnginePeriodState {
         var connections: [ReceiveConnection] = []
         for index in 0..<Self.streams {
             let hex = String(index + 1, radix: 16)
+            var summary = ConnectionSummary(
+                id: ConnectionID(String(repeating: "0", count: 16 - hex.count) + hex)!, role: .receiving,
+                source: PortReference(peer: "a", port: "out\(index)"), destination: PortReference(peer: "b", port: "desk"),
+                format: stereoL24, state: .buffering)
+            if tracks { summary.track = index }
             let connection = try ReceiveConnection(
-                summary: ConnectionSummary(
-                    id: ConnectionID(String(repeating: "0", count: 16 - hex.count) + hex)!, role: .receiving,
-                    source: PortReference(peer: "a", port: "out\(index)"), destination: PortReference(peer: "b", port: "desk"),
-                    format: stereoL24, state: .buffering),
+                summary: summary,
                 ssrc: ssrc &+ UInt32(index), payloadType: payloadType, peerEndpoint: nil, captureClock: .realtime,
                 maxPeriodFrames: stereoL24.packetFrames, signalLossTimeout: .seconds(1), concealment: .repetition,
                 outputSampleRate: stereoL24.sampleRate, driftCompensation: true)
@@ -138,17 +144,21 @@ func registerEngineBenchmarks(_ configuration: Benchmark.Configuration) {
     // The application's blocks in the same two paths: a source and a sink block; a filter block (its specification
     // only names it). And the filter hop with a hosted LV2 plug-in (swh's amp, from Debian's swh-lv2): its
     // period's time against the limiter's and the plain period's in the same run is a filter hop's CPU cost.
-    let cases: [(name: String, filter: String?, blocks: Bool)] = [
-        ("Engine-period-8-streams-in-1-out", nil, false), ("Engine-period-filter-8-streams-in-limiter-1-out", "limiter,ceiling=-6", false),
-        ("Engine-period-filter-8-streams-in-lv2-amp-1-out", "lv2:http://plugin.org.uk/swh-plugins/amp", false),
-        ("Engine-period-app-blocks-8-streams-in-1-out", nil, true), ("Engine-period-app-filter-8-streams-in-1-out", "gain", true),
+    // The separate-mode receiver: the 8 streams as 8 tracks instead of a mix.
+    let cases: [(name: String, filter: String?, blocks: Bool, tracks: Bool)] = [
+        ("Engine-period-8-streams-in-1-out", nil, false, false),
+        ("Engine-period-filter-8-streams-in-limiter-1-out", "limiter,ceiling=-6", false, false),
+        ("Engine-period-filter-8-streams-in-lv2-amp-1-out", "lv2:http://plugin.org.uk/swh-plugins/amp", false, false),
+        ("Engine-period-app-blocks-8-streams-in-1-out", nil, true, false),
+        ("Engine-period-app-filter-8-streams-in-1-out", "gain", true, false),
+        ("Engine-period-8-separate-tracks-in-1-out", nil, false, true),
     ]
     /// A built-in processor's text, or `lv2:URI` for an installed plug-in at its defaults.
     func specification(_ text: String) throws -> ProcessorSpecification {
         guard text.hasPrefix("lv2:") else { return try ProcessorSpecification(parsing: text) }
         return try LV2Catalog.shared.plugin(uri: String(text.dropFirst(4))).specification
     }
-    for (name, filter, blocks) in cases {
+    for (name, filter, blocks, tracks) in cases {
         let engine = Fixture<EnginePeriodState>()
         Benchmark(name, configuration: configuration) { benchmark in
             let state = engine.state!
@@ -159,7 +169,7 @@ func registerEngineBenchmarks(_ configuration: Benchmark.Configuration) {
             benchmark.stopMeasurement()
             state.slot = (state.slot + 1) & (windowPackets - 1)
         } setup: {
-            engine.state = try await EnginePeriodState(filter: try filter.map(specification), blocks: blocks)
+            engine.state = try await EnginePeriodState(filter: try filter.map(specification), blocks: blocks, tracks: tracks)
         } teardown: {
             let state = engine.state!
             precondition(state.clock.media.demux.strayDatagrams == 0, "every datagram found its stream")

@@ -29,6 +29,18 @@ public struct PortDescriptor: Hashable, Sendable, Codable {
     /// Sender: whether its audio comes from a live input (`live`: a microphone, an instrument), so that a
     /// pipeline leading it back to a receiver on its own host that plays out gets a feedback warning.
     public var live: Bool?
+    /// Receiver: takes its sources as separate tracks (`mode=separate,tracks=N`), one per pipeline, each
+    /// `channels` wide, instead of mixing them; nil: mixed.
+    public var tracks: Int?
+    /// Receiver in separate mode: every track plays what was captured this long ago on the shared clock
+    /// (synchronized playout), so tracks from different hosts line up to the sample; nil when mixed.
+    public var trackLatencyMilliseconds: Double?
+
+    /// Tracks a separate-mode receiver may have, and its default latency (ms).
+    public static let trackCounts: ClosedRange<Int> = 1...16
+    public static let defaultTrackLatencyMilliseconds = 10.0
+    /// The most channels a separate-mode port's tracks have together.
+    public static let maxOutputChannels = 64
 
     public init(
         name: String, title: String, kind: PortKind, channels: Int, sampleRates: [Int],
@@ -48,6 +60,20 @@ public struct PortDescriptor: Hashable, Sendable, Codable {
     public var takesSelfConnections: Bool { allowsSelf == true }
     /// Whether its audio comes from a live input.
     public var isLive: Bool { live == true }
+
+    /// Whether the port is a receiver that takes its sources as separate tracks.
+    public var isSeparate: Bool { tracks != nil }
+
+    /// The channels of what the port plays or records: `channels` per track (one track when mixed).
+    public var outputChannels: Int { channels * (tracks ?? 1) }
+
+    /// The same port taking its sources as `tracks` separate tracks played `latency` ms after capture.
+    public func separate(tracks: Int, latencyMilliseconds: Double) -> PortDescriptor {
+        var port = self
+        port.tracks = tracks
+        port.trackLatencyMilliseconds = latencyMilliseconds
+        return port
+    }
 
     /// Whether `name` is a valid port or peer identifier: 1–32 of `A–Z a–z 0–9 _ . -`.
     public static func isValidName(_ name: String) -> Bool {

@@ -18,28 +18,44 @@ package struct JACKReceiverProcessor: ~Copyable {
     package let table: Unmanaged<ConnectionTable<ReceiveConnection>>
     package let captureClock: CaptureClockSource
     package let channels: Int
+    /// The port's tracks (1 when it mixes): its JACK ports are `channels × tracks`, track 1's first.
+    package let tracks: Int
     package let chunkFrames: Int
-    /// One chunk of `channels` interleaved samples (the mixer's output layout).
+    /// One chunk of `channels × tracks` interleaved samples (the mixer's output layout).
     package let mix: UnsafeMutableBufferPointer<Float>
     /// The port's mute, applied to the mix it plays.
     package let fader: Unmanaged<MuteFader>
     package let sampleRate: Int
+    /// A separate-mode port's monitor: one chunk of the mix of its tracks (`channels` interleaved), played on the
+    /// `channels` JACK ports after the tracks'; nil without one.
+    package let monitorMix: UnsafeMutableBufferPointer<Float>?
 
     package init(
-        table: ConnectionTable<ReceiveConnection>, captureClock: CaptureClockSource, channels: Int, chunkFrames: Int, fader: MuteFader,
-        sampleRate: Int
+        table: ConnectionTable<ReceiveConnection>, captureClock: CaptureClockSource, channels: Int, tracks: Int = 1, chunkFrames: Int,
+        fader: MuteFader, sampleRate: Int, monitor: Bool = false
     ) {
+        self.tracks = tracks
+        if monitor {
+            let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: chunkFrames * channels)
+            buffer.initialize(repeating: 0)
+            monitorMix = buffer
+        } else {
+            monitorMix = nil
+        }
         self.fader = Unmanaged.passUnretained(fader)
         self.sampleRate = sampleRate
         self.table = Unmanaged.passUnretained(table)
         self.captureClock = captureClock
         self.channels = channels
         self.chunkFrames = chunkFrames
-        mix = .allocate(capacity: chunkFrames * channels)
+        mix = .allocate(capacity: chunkFrames * channels * tracks)
         mix.initialize(repeating: 0)
     }
 
-    deinit { mix.deallocate() }
+    deinit {
+        mix.deallocate()
+        monitorMix?.deallocate()
+    }
 
     /// The JACK handler: `context` is an `UnsafeMutablePointer<JACKReceiverProcessor>`.
     package static let handler: JACKPeriodHandler = { context, buffers, frames, skipped, start, end in
@@ -53,14 +69,17 @@ package struct JACKReceiverProcessor: ~Copyable {
     package func process(
         _ buffers: UnsafePointer<UnsafeMutablePointer<Float>?>, frames: Int, skippedFrames: Int, start: HostTime, end: HostTime
     ) {
-        for channel in 0..<channels where buffers[channel] == nil { return }
+        let width = channels * tracks
+        let ports = width + (monitorMix == nil ? 0 : channels)
+        for channel in 0..<ports where buffers[channel] == nil { return }
         var skippedOffset = -skippedFrames
         while skippedOffset < 0 {
             let count = min(chunkFrames, -skippedOffset)
             let now = JACKTimeline.hostTime(atFrameOffset: skippedOffset, frames: frames, start: start, end: end)
-            let (mix, channels, captureClock) = (mix, channels, captureClock)
+            let (mix, channels, tracks, captureClock) = (mix, channels, tracks, captureClock)
             _ = table._withUnsafeGuaranteedRef { table in
-                ReceiverPort.mixPeriod(of: table, into: mix, channels: channels, frames: count, now: now, captureClock: captureClock)
+                ReceiverPort.mixPeriod(
+                    of: table, into: mix, channels: channels, tracks: tracks, frames: count, now: now, captureClock: captureClock)
             }
             skippedOffset += count
         }
@@ -68,15 +87,23 @@ package struct JACKReceiverProcessor: ~Copyable {
         while offset < frames {
             let count = min(chunkFrames, frames - offset)
             let now = JACKTimeline.hostTime(atFrameOffset: offset, frames: frames, start: start, end: end)
-            let (mix, channels, captureClock) = (mix, channels, captureClock)
+            let (mix, channels, tracks, captureClock) = (mix, channels, tracks, captureClock)
             _ = table._withUnsafeGuaranteedRef { table in
-                ReceiverPort.mixPeriod(of: table, into: mix, channels: channels, frames: count, now: now, captureClock: captureClock)
+                ReceiverPort.mixPeriod(
+                    of: table, into: mix, channels: channels, tracks: tracks, frames: count, now: now, captureClock: captureClock)
             }
             let sampleRate = sampleRate
-            fader._withUnsafeGuaranteedRef { $0.apply(mix, frames: count, channels: channels, sampleRate: sampleRate) }
-            for channel in 0..<channels {
+            fader._withUnsafeGuaranteedRef { $0.apply(mix, frames: count, channels: width, sampleRate: sampleRate) }
+            for channel in 0..<width {
                 let output = buffers[channel]! + offset
-                for frame in 0..<count { output[frame] = mix[frame * channels + channel] }
+                for frame in 0..<count { output[frame] = mix[frame * width + channel] }
+            }
+            if let monitorMix {
+                ChannelMixer.sumTracks(mix, channels: channels, tracks: tracks, frames: count, into: monitorMix)
+                for channel in 0..<channels {
+                    let output = buffers[width + channel]! + offset
+                    for frame in 0..<count { output[frame] = monitorMix[frame * channels + channel] }
+                }
             }
             offset += count
         }

@@ -3,8 +3,8 @@ import TuttiIO
 import TuttiStream
 
 /// What a paced receiver port (a `wav`, `stdout` or `null` sink) does in each period of its engine clock:
-/// render every connection's jitter buffer, mix them into the port's channels, and queue the mix for the
-/// sink's writer thread.
+/// render every connection's jitter buffer, mix them into the port's channels (at a separate-mode port, each
+/// into its own track's channels, tracks side by side), and queue the period for the sink's writer thread.
 ///
 /// Lives behind an `UnsafeMutablePointer` that `ReceiverPort` allocates when a take starts and frees after
 /// detaching it from the clock; the clock passes it to `handler` as the context. Class references are held
@@ -15,18 +15,31 @@ package struct PacedReceiverProcessor: ~Copyable {
     package let timing: Unmanaged<RecordingTiming>
     package let captureClock: CaptureClockSource
     package let channels: Int
-    /// One period of `channels` interleaved samples: the mix.
+    /// The port's tracks (1 when it mixes).
+    package let tracks: Int
+    /// One period of `channels × tracks` interleaved samples: the mix, or the tracks side by side.
     package let mix: UnsafeMutableBufferPointer<Float>
     /// The port's mute, applied to the mix it plays.
     package let fader: Unmanaged<MuteFader>
     package let sampleRate: Int
     /// The application's block (a `block` sink), given the mix each period.
     package let block: Unmanaged<AudioBlock>?
+    /// A separate-mode port's monitor: the ring of the writer that plays the mix of its tracks, and one period of
+    /// that mix (`channels` interleaved); nil without a monitor.
+    package let monitorRing: Unmanaged<SampleRing>?
+    package let monitorMix: UnsafeMutableBufferPointer<Float>?
 
     package init(
         table: ConnectionTable<ReceiveConnection>, writer: SinkWriter, captureClock: CaptureClockSource, channels: Int,
-        periodFrames: Int, fader: MuteFader, sampleRate: Int, block: AudioBlock? = nil
+        periodFrames: Int, fader: MuteFader, sampleRate: Int, tracks: Int = 1, block: AudioBlock? = nil, monitor: SinkWriter? = nil
     ) {
+        self.tracks = tracks
+        monitorRing = monitor.map { Unmanaged.passUnretained($0.ring) }
+        monitorMix = monitor.map { _ in
+            let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: periodFrames * channels)
+            buffer.initialize(repeating: 0)
+            return buffer
+        }
         self.block = block.map { Unmanaged.passUnretained($0) }
         self.fader = Unmanaged.passUnretained(fader)
         self.sampleRate = sampleRate
@@ -35,11 +48,14 @@ package struct PacedReceiverProcessor: ~Copyable {
         timing = Unmanaged.passUnretained(writer.timing)
         self.captureClock = captureClock
         self.channels = channels
-        mix = .allocate(capacity: periodFrames * channels)
+        mix = .allocate(capacity: periodFrames * channels * tracks)
         mix.initialize(repeating: 0)
     }
 
-    deinit { mix.deallocate() }
+    deinit {
+        mix.deallocate()
+        monitorMix?.deallocate()
+    }
 
     /// The clock's handler: `context` is an `UnsafeMutablePointer<PacedReceiverProcessor>`.
     package static let handler: PacedDeviceClock.Handler = { context, periodTime, frames in
@@ -49,18 +65,22 @@ package struct PacedReceiverProcessor: ~Copyable {
 
     /// Plays one period that starts at `periodTime` into the sink's ring. Clock thread only.
     package func process(frames: Int, periodTime: HostTime) {
-        let (mix, channels, captureClock) = (mix, channels, captureClock)
+        let (mix, channels, tracks, captureClock) = (mix, channels, tracks, captureClock)
         let captureTime = table._withUnsafeGuaranteedRef { table in
             ReceiverPort.mixPeriod(
-                of: table, into: mix, channels: channels, frames: frames, now: periodTime, captureClock: captureClock,
+                of: table, into: mix, channels: channels, tracks: tracks, frames: frames, now: periodTime, captureClock: captureClock,
                 captureTimeOn: captureClock.kind)
         }
-        let sampleRate = sampleRate
-        fader._withUnsafeGuaranteedRef { $0.apply(mix, frames: frames, channels: channels, sampleRate: sampleRate) }
-        block?._withUnsafeGuaranteedRef { $0(mix, frames: frames, channels: channels, captureTime: captureTime) }
+        let (sampleRate, width) = (sampleRate, channels * tracks)
+        fader._withUnsafeGuaranteedRef { $0.apply(mix, frames: frames, channels: width, sampleRate: sampleRate) }
+        block?._withUnsafeGuaranteedRef { $0(mix, frames: frames, channels: width, captureTime: captureTime) }
         timing._withUnsafeGuaranteedRef {
             $0.noteFirstPeriod(hostTime: periodTime.nanoseconds, sessionTime: captureClock.now(on: .linkGhost, at: periodTime))
         }
-        ring._withUnsafeGuaranteedRef { _ = $0.write(UnsafeBufferPointer(rebasing: mix[0..<(frames * channels)])) }
+        ring._withUnsafeGuaranteedRef { _ = $0.write(UnsafeBufferPointer(rebasing: mix[0..<(frames * width)])) }
+        if let monitorRing, let monitorMix {
+            ChannelMixer.sumTracks(mix, channels: channels, tracks: tracks, frames: frames, into: monitorMix)
+            monitorRing._withUnsafeGuaranteedRef { _ = $0.write(UnsafeBufferPointer(rebasing: monitorMix[0..<(frames * channels)])) }
+        }
     }
 }

@@ -12,7 +12,11 @@ extension PortConfiguration {
     /// - Throws: a one-line `EngineError`, e.g. "port foh: cannot record to /nope/foh.wav: directory /nope
     ///   does not exist". Control plane (reads the file system).
     public func checkOutput() throws(EngineError) {
-        guard case .receiver(.wavFile(let path)) = role else { return }
+        let path: String
+        switch role {
+        case .receiver(.wavFile(let file)), .receiver(.wavFilePerTrack(let file)): path = file
+        default: return
+        }
         let naming = TakeNaming(path: path)
         func refuse(_ why: String) -> EngineError {
             EngineError("port \(descriptor.name): cannot record to \(path): \(why)")

@@ -22,6 +22,9 @@ public enum RawPCMEncoding: String, Sendable, Hashable, CaseIterable {
 public enum AudioSource: Sendable, Hashable {
     /// A sine tone at `frequency` Hz with peak `amplitude` (0…1).
     case tone(frequency: Double, amplitude: Float)
+    /// A click of peak `amplitude` (a one-frame impulse) at every multiple of `intervalMilliseconds` on the
+    /// capture clock, the shared session clock under Link (`ClickGenerator`): peers click at the same instants.
+    case click(intervalMilliseconds: Double, amplitude: Float)
     /// A WAV file, played from its start when the port starts streaming; `loop` repeats it, else silence follows.
     case wavFile(path: String, loop: Bool)
     /// Raw PCM read from standard input at the port's (single) sample rate.
@@ -37,8 +40,12 @@ public enum AudioSource: Sendable, Hashable {
 
 /// Where a receiver port's audio goes.
 public enum AudioSink: Sendable, Hashable {
-    /// A WAV file (16-bit for L16 streams, 24-bit for L24), rewritten in place with valid sizes every second.
+    /// A WAV file (16-bit for L16 streams, 24-bit for L24), rewritten in place with valid sizes every second. At a
+    /// separate-mode port: one multichannel file, the tracks side by side (track 1's channels first).
     case wavFile(path: String)
+    /// A separate-mode port's tracks, each in a WAV file of its own beside `path` (`TakeNaming.path(ofTake:track:)`:
+    /// `foh-track1.wav`, `foh-track2.wav`…), each with its timing.
+    case wavFilePerTrack(path: String)
     /// Raw PCM written to standard output.
     case standardOutput(encoding: RawPCMEncoding)
     /// Discard (statistics only).
@@ -62,19 +69,34 @@ public struct PortConfiguration: Sendable, Hashable {
         case filterBlock(AudioBlock)
     }
 
+    /// Where a separate-mode receiver also plays the mix of its tracks, so the engineer hears what is recorded.
+    public enum Monitor: Sendable, Hashable {
+        /// Raw PCM on standard output (a paced port: `wav` or `null`), e.g. into `aplay`.
+        case standardOutput(RawPCMEncoding)
+        /// JACK output ports after the tracks' (a `jack` port): `NAME_k` for k = tracks × channels + 1 …
+        case jack
+    }
+
     public var descriptor: PortDescriptor
     public var role: Role
+    /// A separate-mode receiver's monitor (nil: none).
+    public var monitor: Monitor?
 
-    public init(descriptor: PortDescriptor, role: Role) {
+    public init(descriptor: PortDescriptor, role: Role, monitor: Monitor? = nil) {
         self.descriptor = descriptor
         self.role = role
+        self.monitor = monitor
     }
+
+    /// The JACK ports a `jack` receiver registers: its tracks' channels, then the monitor's (the mix).
+    public var jackOutputChannels: Int { descriptor.outputChannels + (monitor == .jack ? descriptor.channels : 0) }
 
     /// Whether the port is a receiver whose audio is heard: it plays into JACK (a sound card) or into a pipe
     /// (`stdout`, typically to a player), not into a file or nowhere. Where a live input from the same host
     /// would feed back.
     public var playsOut: Bool {
-        switch role {
+        if monitor != nil { return true }
+        return switch role {
         case .receiver(.jack), .receiver(.standardOutput): true
         default: false
         }

@@ -21,6 +21,9 @@ public final class ReceiveConnection: @unchecked Sendable {
     public let remoteClock: String?
     /// The clock the sender stamps capture times with.
     public let captureClock: CaptureClock
+    /// The track its audio plays on at a separate-mode port (`summary.track`; 0 at a port that mixes). Read by
+    /// the device thread.
+    public let trackIndex: Int
     /// The media socket the stream arrives on, while the connection runs.
     private var input: MediaInput?
 
@@ -34,6 +37,7 @@ public final class ReceiveConnection: @unchecked Sendable {
     ) throws(EngineError) {
         self.remoteClock = remoteClock
         self.summary = summary
+        trackIndex = summary.track ?? 0
         self.captureClock = captureClock
         self.peerEndpoint = peerEndpoint
         receiver = StreamReceiver(

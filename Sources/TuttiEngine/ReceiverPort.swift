@@ -45,6 +45,8 @@ public final class ReceiverPort: @unchecked Sendable {
         return paced?.clock.media.demux.strayDatagrams
     }
     private var writer: SinkWriter?
+    /// A separate-mode port's monitor on standard output, while a take runs.
+    private var monitorWriter: SinkWriter?
     /// The JACK client and this port's handler state, for a `jack` port.
     private var jack: (client: JACKClient, processor: UnsafeMutablePointer<JACKReceiverProcessor>)?
     public private(set) var activeSampleRate: Int?
@@ -52,8 +54,13 @@ public final class ReceiverPort: @unchecked Sendable {
     private let takeNaming: TakeNaming?
     /// The number of the last take started (0: none yet).
     private var lastTake = 0
-    /// The file of the take being recorded (nil between takes and for other sinks).
+    /// The file of the take being recorded (nil between takes and for other sinks; a port with a file per
+    /// track: track 1's, the others in `takePaths`).
     public private(set) var takePath: String?
+    /// Every file of the take being recorded (one, or one per track).
+    public private(set) var takePaths: [String] = []
+    /// The port's tracks (1 when it mixes its sources).
+    private var tracks: Int { descriptor.tracks ?? 1 }
 
     public var descriptor: PortDescriptor { configuration.descriptor }
     public var connections: [ReceiveConnection] { table.all }
@@ -69,7 +76,10 @@ public final class ReceiverPort: @unchecked Sendable {
         self.sink = sink
         self.engine = engine
         periodFrames = engine.periodFrames
-        if case .wavFile(let path) = sink { takeNaming = TakeNaming(path: path) } else { takeNaming = nil }
+        switch sink {
+        case .wavFile(let path), .wavFilePerTrack(let path): takeNaming = TakeNaming(path: path)
+        default: takeNaming = nil
+        }
     }
 
     deinit {
@@ -78,6 +88,7 @@ public final class ReceiverPort: @unchecked Sendable {
         if let jack { jack.client.releaseProcessor(jack.processor) }
         for connection in table.all { connection.stop() }
         writer?.stop()
+        monitorWriter?.stop()
     }
 
     /// Registers the port's JACK output ports (`NAME_1 … NAME_N`) on `client`, whose process callback then
@@ -85,33 +96,37 @@ public final class ReceiverPort: @unchecked Sendable {
     public func attachJACK(to client: JACKClient) throws(EngineError) {
         let processor = try client.registerProcessor(
             JACKReceiverProcessor(
-                table: table, captureClock: captureClock, channels: descriptor.channels, chunkFrames: periodFrames, fader: fader,
-                sampleRate: client.sampleRate),
-            prefix: descriptor.name, channels: descriptor.channels, direction: .output, handler: JACKReceiverProcessor.handler)
+                table: table, captureClock: captureClock, channels: descriptor.channels, tracks: tracks, chunkFrames: periodFrames,
+                fader: fader, sampleRate: client.sampleRate, monitor: configuration.monitor == .jack),
+            prefix: descriptor.name, channels: configuration.jackOutputChannels, direction: .output, handler: JACKReceiverProcessor.handler)
         jack = (client, processor)
         activeSampleRate = client.sampleRate
     }
 
     /// Renders every active connection's next `frames` frames at `now` and mixes them into the first
-    /// `frames × channels` samples of `mix` (silence without connections). Device thread (paced clock or
-    /// JACK cycle) only. Realtime-safe: yes.
+    /// `frames × channels × tracks` samples of `mix` (silence without connections): each connection into the
+    /// `channels` of its track (`trackIndex`), tracks side by side in each frame; one track: the port's mix.
+    /// Device thread (paced clock or JACK cycle) only. Realtime-safe: yes.
     ///
     /// - Returns: the capture time of the mix's first frame on `captureTimeOn` (nanoseconds): the first
     ///   stream's on that clock that knows it; `Int64.min` when none does (or `captureTimeOn` is nil).
     @inline(__always)
     @discardableResult
     package static func mixPeriod(
-        of table: ConnectionTable<ReceiveConnection>, into mix: UnsafeMutableBufferPointer<Float>, channels: Int, frames: Int,
-        now: HostTime, captureClock: CaptureClockSource, captureTimeOn carried: CaptureClock? = nil
+        of table: ConnectionTable<ReceiveConnection>, into mix: UnsafeMutableBufferPointer<Float>, channels: Int, tracks: Int = 1,
+        frames: Int, now: HostTime, captureClock: CaptureClockSource, captureTimeOn carried: CaptureClock? = nil
     ) -> Int64 {
-        for index in 0..<(frames * channels) { mix[index] = 0 }
+        let width = channels * tracks
+        for index in 0..<(frames * width) { mix[index] = 0 }
         var captureTime = Int64.min
         table.forEachActive { connection in
             let rendered = connection.receiver.render(
                 frames: frames, now: now, captureClockNow: captureClock.now(on: connection.captureClock, at: now))
             if captureTime == .min, connection.captureClock == carried { captureTime = rendered }
+            let track = min(max(connection.trackIndex, 0), tracks - 1)
             ChannelMixer.add(
-                connection.receiver.output, streamChannels: connection.format.channels, into: mix, portChannels: channels, frames: frames)
+                connection.receiver.output, streamChannels: connection.format.channels, into: mix, portChannels: channels, frames: frames,
+                firstChannel: track * channels, frameWidth: width)
         }
         return captureTime
     }
@@ -168,7 +183,7 @@ public final class ReceiverPort: @unchecked Sendable {
     /// `wav` and `null` do; `stdout` runs on once started (see the class comment); `jack` follows its server.
     public static func recordsTakes(_ sink: AudioSink) -> Bool {
         switch sink {
-        case .wavFile, .null, .block: true
+        case .wavFile, .wavFilePerTrack, .null, .block: true
         case .standardOutput, .jack: false
         }
     }
@@ -181,58 +196,87 @@ public final class ReceiverPort: @unchecked Sendable {
         let output: SinkWriter.Output
         switch sink {
         case .wavFile:
-            let file = try createTakeFile(sampleRate: sampleRate, encoding: sampleFormat == .l16 ? .int16 : .int24)
+            let file = try createTakeFiles(sampleRate: sampleRate, encoding: sampleFormat == .l16 ? .int16 : .int24, perTrack: false)[0]
             output = .wav(file)
-            takePath = file.path
+            takePaths = [file.path]
+        case .wavFilePerTrack:
+            let files = try createTakeFiles(sampleRate: sampleRate, encoding: sampleFormat == .l16 ? .int16 : .int24, perTrack: true)
+            output = .wavPerTrack(files)
+            takePaths = files.map(\.path)
         case .standardOutput(let encoding): output = .standardOutput(encoding)
         case .null, .block: output = .discard
         case .jack: preconditionFailure("a JACK sink is played by its JACK client (JACKReceiverProcessor), not written")
         }
-        let writer = SinkWriter(output: output, sampleRate: sampleRate, channels: descriptor.channels)
+        takePath = takePaths.first
+        let writer = SinkWriter(output: output, sampleRate: sampleRate, channels: descriptor.outputChannels)
+        var monitor: SinkWriter?
+        if case .standardOutput(let encoding) = configuration.monitor {
+            monitor = SinkWriter(output: .standardOutput(encoding), sampleRate: sampleRate, channels: descriptor.channels)
+        }
         let clock: EngineClock
         do throws(EngineError) { clock = try engine.clock(sampleRate: sampleRate) } catch {
             writer.stop()
-            takePath = nil
+            monitor?.stop()
+            forgetTakeFiles()
             throw error
         }
         do throws(EngineError) {
             paced = try PacedAttachment(
                 PacedReceiverProcessor(
                     table: table, writer: writer, captureClock: captureClock, channels: descriptor.channels,
-                    periodFrames: periodFrames, fader: fader, sampleRate: sampleRate, block: Self.block(of: sink)),
+                    periodFrames: periodFrames, fader: fader, sampleRate: sampleRate, tracks: tracks, block: Self.block(of: sink),
+                    monitor: monitor),
                 handler: PacedReceiverProcessor.handler, on: clock)
         } catch {
             writer.stop()
-            takePath = nil
+            monitor?.stop()
+            forgetTakeFiles()
             throw error
         }
         self.writer = writer
+        monitorWriter = monitor
         activeSampleRate = sampleRate
     }
 
-    /// Creates the next take's WAV file: the first of `foh.wav`, `foh-2.wav`… after the last take that does
-    /// not exist yet (created exclusively, so no file is ever overwritten).
-    private func createTakeFile(sampleRate: Int, encoding: WAVEncoding) throws(EngineError) -> WAVWriter {
+    /// Creates the next take's WAV files: the first take number after the last one whose files do not exist yet
+    /// (`foh.wav`, `foh-2.wav`…; with `perTrack`, `foh-track1.wav`… for each track), each created exclusively, so
+    /// no file is ever overwritten. One file holds every track side by side; a file per track holds its channels.
+    private func createTakeFiles(sampleRate: Int, encoding: WAVEncoding, perTrack: Bool) throws(EngineError) -> [WAVWriter] {
         guard let takeNaming else { preconditionFailure("only a wav port has takes") }
-        for number in takeNaming.candidates(after: lastTake) {
-            let path = takeNaming.path(ofTake: number)
-            do {
-                let file = try WAVWriter(
-                    path: path, sampleRate: sampleRate, channels: descriptor.channels, encoding: encoding, replacing: false)
-                lastTake = number
-                return file
-            } catch  where error.errno == EEXIST {
-                continue
-            } catch {
-                throw EngineError("cannot record \(descriptor.name) to \(path): \(String(cString: strerror(error.errno)))")
+        let fileCount = perTrack ? tracks : 1
+        let channels = perTrack ? descriptor.channels : descriptor.outputChannels
+        numbers: for number in takeNaming.candidates(after: lastTake) {
+            var files: [WAVWriter] = []
+            for index in 0..<fileCount {
+                let path = perTrack ? takeNaming.path(ofTake: number, track: index + 1) : takeNaming.path(ofTake: number)
+                do {
+                    files.append(
+                        try WAVWriter(path: path, sampleRate: sampleRate, channels: channels, encoding: encoding, replacing: false))
+                } catch {
+                    // Never leave a take half created: the files made for this number go again.
+                    for file in files { file.discard() }
+                    if error.errno == EEXIST { continue numbers }
+                    throw EngineError("cannot record \(descriptor.name) to \(path): \(String(cString: strerror(error.errno)))")
+                }
             }
+            lastTake = number
+            return files
         }
         throw EngineError("cannot record \(descriptor.name): \(TakeNaming.maximumTakes) takes of \(takeNaming.path) exist already")
     }
 
+    /// Forgets the files of a take that could not start.
+    private func forgetTakeFiles() {
+        takePath = nil
+        takePaths = []
+    }
+
     /// A take that ended: its file (nil for a `null` port), its length and why it stopped early, if it did.
     public struct FinishedTake: Sendable {
+        /// Its file (track 1's when the port writes a file per track).
         public var path: String?
+        /// Every file of the take.
+        public var paths: [String] = []
         public var seconds: Double
         public var failure: String?
     }
@@ -254,15 +298,18 @@ public final class ReceiverPort: @unchecked Sendable {
         // Not while another `remove` still waits for the device thread to let its connection go.
         guard Self.recordsTakes(sink), table.isEmpty, let writer else { return nil }
         let rate = Double(activeSampleRate ?? 1)
-        let take = takePath
+        let (take, takes) = (takePath, takePaths)
         let paced = self.paced
+        let monitor = monitorWriter
         self.writer = nil
+        monitorWriter = nil
         self.paced = nil
         activeSampleRate = nil
-        takePath = nil
+        forgetTakeFiles()
         await paced?.detach()
         writer.stop()
-        return FinishedTake(path: take, seconds: Double(writer.recordedFrames) / rate, failure: writer.failure?.reason)
+        monitor?.stop()
+        return FinishedTake(path: take, paths: takes, seconds: Double(writer.recordedFrames) / rate, failure: writer.failure?.reason)
     }
 
     /// Leaves the engine clock (or closes the JACK client, before freeing this port's handler state),
@@ -278,6 +325,8 @@ public final class ReceiverPort: @unchecked Sendable {
         for connection in table.all { connection.stop() }
         writer?.stop()
         writer = nil
-        takePath = nil
+        monitorWriter?.stop()
+        monitorWriter = nil
+        forgetTakeFiles()
     }
 }

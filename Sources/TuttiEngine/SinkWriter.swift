@@ -22,6 +22,9 @@ package final class SinkWriter: @unchecked Sendable {
     package enum Output {
         /// A take's WAV file (the writer closes it).
         case wav(WAVWriter)
+        /// A take's WAV files, one per track of a separate-mode port, in track order (the writer closes them):
+        /// each frame's channels are split among them, an equal share each.
+        case wavPerTrack([WAVWriter])
         /// Raw PCM on standard output (file descriptor 1).
         case standardOutput(RawPCMEncoding)
         /// Nowhere (a `null` port: statistics only).
@@ -46,6 +49,7 @@ package final class SinkWriter: @unchecked Sendable {
         let ring = ring
         switch output {
         case .wav(let writer): failure = SinkFailure(target: .file(path: writer.path))
+        case .wavPerTrack(let writers): failure = SinkFailure(target: .file(path: writers[0].path))
         case .standardOutput:
             // A closed pipe must be an error this thread sees (EPIPE), not a signal that ends the peer.
             system_ignoreSignal(SIGPIPE)
@@ -56,8 +60,13 @@ package final class SinkWriter: @unchecked Sendable {
         nonisolated(unsafe) let output = output
         let samplesPerFlush = sampleRate * channels
         thread = OSThread(name: "tutti-sink") { [self] in
-            let chunk = UnsafeMutableBufferPointer<Float>.allocate(capacity: 4096)
-            defer { chunk.deallocate() }
+            // Whole frames only, so each read splits into tracks (the device thread writes whole periods).
+            let chunk = UnsafeMutableBufferPointer<Float>.allocate(capacity: max(1, 4096 / channels) * channels)
+            let track = UnsafeMutableBufferPointer<Float>.allocate(capacity: chunk.count)
+            defer {
+                chunk.deallocate()
+                track.deallocate()
+            }
             var bytes = [UInt8](repeating: 0, count: 4096 * 4)
             var sinceFlush = 0
             var draining = false
@@ -89,6 +98,21 @@ package final class SinkWriter: @unchecked Sendable {
                         failure?.record(errno: error.errno)
                     }
                     frames.store(writer.frames, ordering: .relaxed)
+                case .wavPerTrack(let writers):
+                    do throws(SystemError) {
+                        try Self.write(samples, channels: channels, splitInto: writers, through: track)
+                        sinceFlush += count
+                        if sinceFlush >= samplesPerFlush {
+                            for writer in writers { try writer.flush() }
+                            if !timingSaved {
+                                timingSaved = writers.allSatisfy { timing.save(besides: $0.path, sampleRate: sampleRate) }
+                            }
+                            sinceFlush = 0
+                        }
+                    } catch {
+                        failure?.record(errno: error.errno)
+                    }
+                    frames.store(writers[0].frames, ordering: .relaxed)
                 case .standardOutput(let encoding):
                     let width = encoding.layout.bytesPerSample
                     bytes.withUnsafeMutableBytes { encoding.layout.encode(samples, into: $0) }
@@ -100,11 +124,33 @@ package final class SinkWriter: @unchecked Sendable {
                     frames.add(count / channels, ordering: .relaxed)
                 }
             }
-            if case .wav(let writer) = output {
+            let files: [WAVWriter] =
+                switch output {
+                case .wav(let writer): [writer]
+                case .wavPerTrack(let writers): writers
+                case .standardOutput, .discard: []
+                }
+            for writer in files {
                 do throws(SystemError) { try writer.close() } catch { failure?.record(errno: error.errno) }
-                frames.store(writer.frames, ordering: .relaxed)
                 if !timingSaved { _ = timing.save(besides: writer.path, sampleRate: sampleRate) }
             }
+            if let first = files.first { frames.store(first.frames, ordering: .relaxed) }
+        }
+    }
+
+    /// Writes whole frames of `channels` interleaved samples to `writers`, each its equal share of every frame's
+    /// channels (track 1's first), through `scratch` (at least `samples.count`). Writer thread.
+    private static func write(
+        _ samples: UnsafeBufferPointer<Float>, channels: Int, splitInto writers: [WAVWriter],
+        through scratch: UnsafeMutableBufferPointer<Float>
+    ) throws(SystemError) {
+        let share = channels / writers.count
+        let frames = samples.count / channels
+        for (index, writer) in writers.enumerated() {
+            for frame in 0..<frames {
+                for channel in 0..<share { scratch[frame * share + channel] = samples[frame * channels + index * share + channel] }
+            }
+            try writer.write(UnsafeBufferPointer(rebasing: scratch[0..<(frames * share)]))
         }
     }
 

@@ -13,6 +13,7 @@ import TuttiStream
 package final class SourceRenderer: @unchecked Sendable {
     private enum Kind {
         case tone(ToneGenerator)
+        case click(ClickGenerator)
         case file(samples: UnsafeMutableBufferPointer<Float>, channels: Int, loop: Bool)
         case pipe(StandardInputReader)
         case block(AudioBlock)
@@ -28,6 +29,10 @@ package final class SourceRenderer: @unchecked Sendable {
         switch source {
         case .tone(let frequency, let amplitude):
             kind = .tone(ToneGenerator(frequency: frequency, amplitude: amplitude, sampleRate: sampleRate))
+        case .click(let interval, let amplitude):
+            kind = .click(
+                ClickGenerator(
+                    intervalNanoseconds: Int64((interval * 1e6).rounded()), amplitude: amplitude, sampleRate: sampleRate))
         case .wavFile(let path, let loop):
             let audio: WAVAudio
             do { audio = try WAVAudio.read(path: path) } catch { throw EngineError("cannot read \(error)") }
@@ -50,7 +55,7 @@ package final class SourceRenderer: @unchecked Sendable {
         switch kind {
         case .file(let samples, _, _): samples.deallocate()
         case .pipe(let reader): reader.stop()
-        case .tone, .block: break
+        case .tone, .click, .block: break
         }
     }
 
@@ -61,6 +66,9 @@ package final class SourceRenderer: @unchecked Sendable {
         case .tone(var generator):
             generator.render(into: output, frames: frames, channels: channels)
             kind = .tone(generator)
+        case .click(var generator):
+            generator.render(into: output, frames: frames, channels: channels, captureTime: captureTime)
+            kind = .click(generator)
         case .file(let samples, let fileChannels, let loop):
             let fileFrames = samples.count / fileChannels
             for frame in 0..<frames {

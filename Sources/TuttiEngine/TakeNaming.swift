@@ -25,6 +25,18 @@ package struct TakeNaming: Hashable, Sendable {
         return "\(path)-\(number)"
     }
 
+    /// The file of track `track` (1-based) of take `number`, for a port that writes a file per track: `-trackN`
+    /// before the extension of the take's file (`foh-track1.wav`, `foh-2-track1.wav`).
+    package func path(ofTake number: Int, track: Int) -> String {
+        precondition(track >= 1, "tracks are numbered from 1")
+        let take = path(ofTake: number)
+        let nameStart = take.lastIndex(of: "/").map { take.index(after: $0) } ?? take.startIndex
+        if let dot = take[nameStart...].lastIndex(of: "."), dot != nameStart {
+            return "\(take[..<dot])-track\(track)\(take[dot...])"
+        }
+        return "\(take)-track\(track)"
+    }
+
     /// The directory the takes go to: the path up to its last `/` ("." for a bare name, "/" at the root).
     package var directory: String {
         guard let slash = path.lastIndex(of: "/") else { return "." }

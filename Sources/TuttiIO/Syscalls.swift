@@ -253,6 +253,9 @@ package func system_stat(_ path: UnsafePointer<CChar>, _ status: UnsafeMutablePo
 @inlinable
 package func system_access(_ path: UnsafePointer<CChar>, _ mode: Int32) -> Int32 { access(path, mode) }
 
+@inlinable
+internal func system_unlink(_ path: UnsafePointer<CChar>) -> Int32 { unlink(path) }
+
 // MARK: - Processes, signals and the terminal
 
 @inlinable @discardableResult

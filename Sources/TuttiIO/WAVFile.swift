@@ -177,6 +177,14 @@ package final class WAVWriter {
         if let failure { throw failure }
     }
 
+    /// Closes the file and removes it: a file created for a take that could not start after all (another of
+    /// its files already existed). Control plane or the writer thread that owns it.
+    package func discard() {
+        if let file { _ = system_fclose(file) }
+        file = nil
+        _ = system_unlink(path)
+    }
+
     private func writeHeader() throws(SystemError) {
         guard let file else { return }
         system_fseek(file, 0, SEEK_SET)

@@ -43,7 +43,7 @@ extension Peer {
         }
     }
 
-    /// `connect=CLIENT:PORT_PREFIX`: connects the port's channels, in order, to the matching ports of the
+    /// `connect=CLIENT:PORT_PREFIX`: connects the port's channels (every track's, in track order), in order, to the matching ports of the
     /// other direction. Missing or refused ones are logged, not fatal (the user can still `jack_connect`).
     private func connectJACK(_ port: PortConfiguration, to target: String, client: JACKClient) {
         let isSender = port.descriptor.kind == .sender
@@ -55,7 +55,7 @@ extension Peer {
             )
             return
         }
-        for (channel, other) in zip(1...port.descriptor.channels, others) {
+        for (channel, other) in zip(1...port.jackOutputChannels, others) {
             let own = "\(client.name):\(port.descriptor.name)_\(channel)"
             let (source, destination) = isSender ? (other, own) : (own, other)
             if client.connect(source, to: destination) {

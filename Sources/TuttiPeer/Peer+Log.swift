@@ -23,8 +23,9 @@ extension Peer {
             let outputRate = entry?.connection.receiver.outputSampleRate ?? plan.deviceRate
             let conversion = outputRate != summary.format.sampleRate ? ", converted to \(outputRate) Hz" : ""
             let take = entry?.port.takePath.map { ", recording \($0)" } ?? ""
+            let track = summary.track.map { ", track \($0 + 1)" } ?? ""
             logger.info(
-                "connection \(summary.id): receiving \(summary.source) → \(summary.destination) on UDP port \(mediaPort), \(summary.format)\(conversion)\(take)"
+                "connection \(summary.id): receiving \(summary.source) → \(summary.destination)\(track) on UDP port \(mediaPort), \(summary.format)\(conversion)\(take)"
             )
         case .playing(let summary):
             logger.info("connection \(summary.id) from \(summary.source) playing")

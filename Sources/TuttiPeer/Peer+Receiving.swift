@@ -59,9 +59,9 @@ extension Peer {
         logger.info(
             "connection \(id) (\(summary.source) → \(summary.destination)) \(reason); final: received \(final.packetsReceived), lost \(final.packetsLost), late \(final.packetsLate), duplicated \(final.packetsDuplicated), reordered \(final.packetsReordered), invalid \(final.packetsInvalid), concealed \(final.concealedFrames) frames, underruns \(final.underruns), pending \(final.packetsPending), FEC-recovered \(final.fecRecoveredFrames) frames"
         )
-        if let take, let path = take.path {
+        if let take, take.path != nil {
             logger.info(
-                "receiver \(entry.port.name): take \(path) closed, \((take.seconds * 10).rounded() / 10) s\(take.failure.map { " (\($0))" } ?? "")"
+                "receiver \(entry.port.name): take \(take.paths.joined(separator: ", ")) closed, \((take.seconds * 10).rounded() / 10) s\(take.failure.map { " (\($0))" } ?? "")"
             )
         }
     }

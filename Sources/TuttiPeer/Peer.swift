@@ -149,6 +149,16 @@ public actor Peer {
             }
             do { try port.checkOutput() } catch { throw PeerError(error) }
         }
+        // Standard output carries one stream of audio: one stdout receiver or monitor at most.
+        let onStandardOutput = configuration.ports.filter { port in
+            if case .receiver(.standardOutput) = port.role { return true }
+            if case .standardOutput = port.monitor { return true }
+            return false
+        }.map(\.descriptor.name)
+        guard onStandardOutput.count <= 1 else {
+            throw PeerError(
+                "ports \(onStandardOutput.joined(separator: " and ")) would both write to standard output; give one of them another sink")
+        }
     }
 
     private init(

@@ -92,6 +92,7 @@ extension ConnectionLifecycle {
     mutating func close(
         _ key: EntryKey, reason: String, stop: Bool, notify endpoints: [ControlEndpoint], notice: String? = nil
     ) -> [Action] {
+        if key.role == .receiving { freeTrack(of: key.id) }
         var closing = Closing(reason: reason, awaiting: [])
         var actions: [Action] = []
         if stop {
@@ -145,6 +146,7 @@ extension ConnectionLifecycle {
             name = sending[key.id].map { "\($0.source) → \($0.destination)" } ?? "\(key.id)"
             sending[key.id] = nil
         case .receiving:
+            freeTrack(of: key.id)
             own = receiving[key.id]?.offerRequest
             name = receiving[key.id].map { "\($0.plan.summary.source) → \($0.plan.summary.destination)" } ?? "\(key.id)"
             receiving[key.id] = nil

@@ -28,6 +28,8 @@ extension ConnectionLifecycle {
         var warning: String? = nil
         /// The port's output failure was reported.
         var outputFailed = false
+        /// The connection holds its track of a separate-mode port (`plan.summary.track`), until it closes.
+        var holdsTrack = false
         /// Awaiting media or lost: when the connection is freed.
         var deadline: HostTime?
 
@@ -93,8 +95,14 @@ extension ConnectionLifecycle {
         case .success(let chosen): format = chosen
         case .failure(let refusal): return actions + refuse(refusal.failure)
         }
-        let summary = ConnectionSummary(
+        var summary = ConnectionSummary(
             id: offer.connectionID, role: .receiving, source: offer.source, destination: destination, format: format, state: .buffering)
+        if let tracks = port.tracks {
+            switch takeTrack(port: port.name, tracks: tracks, upstream: upstream, destination: destination) {
+            case .success(let track): summary.track = track
+            case .failure(let failure): return actions + refuse(failure)
+            }
+        }
         let plan = ReceivePlan(
             summary: summary, port: port.name, ssrc: ssrc, payloadType: Self.payloadType,
             senderEndpoint: host.map { ControlEndpoint(host: $0, port: offer.senderControlPort) }, captureClock: offer.captureClock,
@@ -102,7 +110,7 @@ extension ConnectionLifecycle {
         let warning = feedbackWarning(port: port.name, pipelines: upstream)
         receiving[offer.connectionID] = Receiving(
             id: offer.connectionID, plan: plan, senderPeerID: offer.senderPeerID, offerRequest: request, phase: .starting(cancel: nil),
-            upstream: upstream, warning: warning)
+            upstream: upstream, warning: warning, holdsTrack: summary.track != nil)
         return actions + [.startReceiving(plan)]
     }
 

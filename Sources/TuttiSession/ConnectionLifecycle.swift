@@ -106,6 +106,9 @@ package struct ConnectionLifecycle: Sendable {
     var sending: [ConnectionID: Sending] = [:]
     var receiving: [ConnectionID: Receiving] = [:]
     var waiting: [RequestID: WaitingReply] = [:]
+    /// Each separate-mode receiver port's tracks, by port name: which pipelines have which track, for the
+    /// port's life (`ConnectionLifecycle+Tracks`).
+    var trackAssignments: [String: TrackAssignment] = [:]
 
     /// A peer with no connections. Thread-safe: any thread.
     package init(identity: Identity, timeouts: LifecycleTimeouts, directory: PeerDirectory = PeerDirectory()) {

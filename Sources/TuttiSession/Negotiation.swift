@@ -198,6 +198,34 @@ package enum Negotiation {
             // Adaptive without a start: start at the default, inside the range.
             latencyMilliseconds = min(max(latencyMilliseconds, floor, packetMilliseconds), max(ceiling, packetMilliseconds))
         }
+        var synchronizedMilliseconds = options.synchronizedLatencyMilliseconds
+        if let trackLatency = port.trackLatencyMilliseconds {
+            // A separate-mode receiver plays every track the same time after capture on the shared clock, so
+            // tracks from different hosts line up: its latency is synchronized playout's, for every stream.
+            guard options.latencyFloorMilliseconds == nil else {
+                return .failure(
+                    NegotiationRefusal(
+                        .invalidOption,
+                        "\(destination) plays its separate tracks at a fixed \(formatted(trackLatency)) ms after capture; leave out the latency range"
+                    ))
+            }
+            if let requested = synchronizedMilliseconds, abs(requested - trackLatency) > 1e-6 {
+                return .failure(
+                    NegotiationRefusal(
+                        .invalidOption,
+                        "\(destination) plays every track \(formatted(trackLatency)) ms after capture so that they line up; --sync \(formatted(requested)) would put this one off the others: leave --sync out"
+                    ))
+            }
+            guard trackLatency >= packetMilliseconds - 1e-9 else {
+                return .failure(
+                    NegotiationRefusal(
+                        .invalidOption,
+                        "\(destination) plays its tracks \(formatted(trackLatency)) ms after capture, less than one packet (\(formatted(packetMilliseconds)) ms at \(packetFrames) frames, \(kilohertz(sampleRate)) kHz); lower --frames or raise the port's latency="
+                    ))
+            }
+            synchronizedMilliseconds = trackLatency
+            if options.latencyMilliseconds == nil { latencyMilliseconds = min(latencyMilliseconds, trackLatency) }
+        }
         guard latencyMilliseconds.isFinite else {
             return .failure(NegotiationRefusal(.invalidOption, "latency must be a finite number of milliseconds"))
         }
@@ -216,7 +244,7 @@ package enum Negotiation {
         var targetFrames = Int((latencyMilliseconds * Double(sampleRate) / 1000).rounded())
         var adaptive: ClosedRange<Int>?
         if let floor = options.latencyFloorMilliseconds, let ceiling = options.latencyCeilingMilliseconds {
-            guard options.synchronizedLatencyMilliseconds == nil else {
+            guard synchronizedMilliseconds == nil else {
                 return .failure(
                     NegotiationRefusal(
                         .invalidOption, "synchronized playout needs a fixed latency: use --latency MS with --sync, not a range"))
@@ -235,7 +263,7 @@ package enum Negotiation {
             targetFrames = min(ceilingFrames, max(floorFrames, targetFrames))
         }
         var synchronized: Int64?
-        if let milliseconds = options.synchronizedLatencyMilliseconds {
+        if let milliseconds = synchronizedMilliseconds {
             guard milliseconds.isFinite, milliseconds >= latencyMilliseconds - 1e-9,
                 milliseconds <= Double(StreamLimits.maxTargetLatencyMilliseconds)
             else {

@@ -9,13 +9,45 @@ public enum ChannelMixer {
         _ stream: UnsafeMutableBufferPointer<Float>, streamChannels: Int, into mix: UnsafeMutableBufferPointer<Float>,
         portChannels: Int, frames: Int
     ) {
-        precondition(stream.count >= frames * streamChannels && mix.count >= frames * portChannels)
+        add(
+            stream, streamChannels: streamChannels, into: mix, portChannels: portChannels, frames: frames, firstChannel: 0,
+            frameWidth: portChannels)
+    }
+
+    /// Adds one stream's period into `portChannels` of `mix`'s channels, from `firstChannel`, where `mix` holds
+    /// `frameWidth` interleaved channels (a separate-mode port's tracks side by side): the stream's track.
+    /// Channels map as `add(_:streamChannels:into:portChannels:frames:)` says.
+    @inlinable
+    public static func add(
+        _ stream: UnsafeMutableBufferPointer<Float>, streamChannels: Int, into mix: UnsafeMutableBufferPointer<Float>,
+        portChannels: Int, frames: Int, firstChannel: Int, frameWidth: Int
+    ) {
+        precondition(firstChannel >= 0 && firstChannel + portChannels <= frameWidth)
+        precondition(stream.count >= frames * streamChannels && mix.count >= frames * frameWidth)
         for frame in 0..<frames {
+            let base = frame * frameWidth + firstChannel
             for channel in 0..<portChannels {
                 let source = streamChannels == 1 ? 0 : channel
                 if source < streamChannels {
-                    mix[frame * portChannels + channel] += stream[frame * streamChannels + source]
+                    mix[base + channel] += stream[frame * streamChannels + source]
                 }
+            }
+        }
+    }
+
+    /// The mix of a separate-mode port's tracks (`tracks` groups of `channels`, side by side in each frame of
+    /// `source`): channel c of `mix` is the sum of channel c of every track. What the port's monitor plays.
+    @inlinable
+    public static func sumTracks(
+        _ source: UnsafeMutableBufferPointer<Float>, channels: Int, tracks: Int, frames: Int, into mix: UnsafeMutableBufferPointer<Float>
+    ) {
+        precondition(source.count >= frames * channels * tracks && mix.count >= frames * channels)
+        let width = channels * tracks
+        for frame in 0..<frames {
+            for channel in 0..<channels {
+                var sum: Float = 0
+                for track in 0..<tracks { sum += source[frame * width + track * channels + channel] }
+                mix[frame * channels + channel] = sum
             }
         }
     }

@@ -182,6 +182,9 @@ public struct ConnectionSummary: Hashable, Sendable, Codable {
     public var warning: String?
     /// Sending end: whether this connection is muted (`tutti mute SOURCE DESTINATION`); nil when not.
     public var muted: Bool?
+    /// Receiving end at a separate-mode port: the track (0-based) the connection's audio plays on, kept for
+    /// its pipelines across reconnects; nil at a port that mixes.
+    public var track: Int?
 
     public init(
         id: ConnectionID, role: ConnectionRole, source: PortReference, destination: PortReference,

@@ -200,6 +200,7 @@ public enum ControlValidation {
             "rtpDestination and payloadType go together")
         if let rtp = connection.rtpDestination { try check(rtp) }
         if let payloadType = connection.payloadType { try checkPayloadType(payloadType) }
+        if let track = connection.track { try require(track >= 0 && track < PortDescriptor.trackCounts.upperBound, "track out of range") }
         if let warning = connection.warning {
             try checkText(warning, "warning")
             try require(warning.utf8.count <= 1024, "warning is longer than 1024 bytes")
@@ -223,6 +224,13 @@ public enum ControlValidation {
         try require(port.sampleRates.count <= 32, "too many sample rates")
         for rate in port.sampleRates { try require(StreamLimits.sampleRates.contains(rate), "sample rate \(rate) out of range") }
         try require(port.sampleFormats.count <= 8, "too many sample formats")
+        try require((port.tracks == nil) == (port.trackLatencyMilliseconds == nil), "tracks and trackLatencyMilliseconds go together")
+        if let tracks = port.tracks { try require(PortDescriptor.trackCounts.contains(tracks), "tracks out of range") }
+        if let latency = port.trackLatencyMilliseconds {
+            try require(
+                latency.isFinite && latency > 0 && latency <= Double(StreamLimits.maxTargetLatencyMilliseconds),
+                "track latency out of range")
+        }
     }
 
     static func check(_ reference: PortReference, _ field: String) throws(ControlDecodingError) {

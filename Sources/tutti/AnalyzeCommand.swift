@@ -10,7 +10,10 @@ struct AnalyzeCommand: AsyncParsableCommand {
         discussion: """
             Checks a received WAV file: the tone's frequency, its active span, every silent gap (concealed
             loss) and every discontinuity (click). With --reference, also finds where the recording starts in
-            the file that was sent and counts samples that differ.
+            the file that was sent and counts samples that differ. --level-hz measures how loud a frequency is
+            in the channel (a track's crosstalk: another track's tone in it); --clicks finds the clicks of every
+            channel (the click source) and how far each channel's lie from the --channel's, in frames (tracks
+            recorded separately line up when every offset is 0).
             """)
 
     @Argument(help: "The WAV file to analyse.")
@@ -24,7 +27,8 @@ struct AnalyzeCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Leave the first SECONDS after the tone starts out of the gap and click figures (a receiver's start-up).", valueName: "SECONDS")
+            "Leave the first SECONDS after the tone starts out of the gap, click and level figures (a receiver's start-up).",
+            valueName: "SECONDS")
     )
     var settle: Double = 0
 
@@ -47,6 +51,14 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Option(help: "Channel to analyse (0-based).")
     var channel: Int = 0
 
+    @Option(
+        name: .customLong("level-hz"),
+        help: ArgumentHelp("Also report the level of a sine of HZ in the channel, in dB of full scale (repeatable).", valueName: "HZ"))
+    var levelHz: [Double] = []
+
+    @Flag(help: "Also find the clicks of every channel and their offsets to the --channel's clicks.")
+    var clicks = false
+
     @Flag(help: "Print JSON.")
     var json = false
 
@@ -61,6 +73,10 @@ struct AnalyzeCommand: AsyncParsableCommand {
         var toneDamage: ToneDamage?
         var damageStartFrame: Int?
         var damageFrames: Int?
+        /// With --level-hz: each frequency's level, dB of full scale (SineLevel), keyed by the frequency as given.
+        var levels: [String: Double]?
+        /// With --clicks: every channel's clicks and offsets to the --channel's.
+        var clickAlignment: ClickAlignment?
     }
 
     func run() async throws {
@@ -85,6 +101,22 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 result.damageFrames = max(0, end - start)
             } else if window != nil {
                 throw CLIError("--window goes with --tone-hz")
+            }
+            if !levelHz.isEmpty {
+                var levels: [String: Double] = [:]
+                let active = samples[min(samples.count, (report.activeStart ?? 0) + Int(settle * Double(audio.sampleRate)))...]
+                for hz in levelHz {
+                    guard hz > 0, hz < Double(audio.sampleRate) / 2 else {
+                        throw CLIError("--level-hz must be above 0 and below half the sample rate (\(audio.sampleRate / 2) Hz)")
+                    }
+                    levels[fixed(hz, hz.rounded() == hz ? 0 : 2)] = SineLevel.decibels(of: hz, in: active, sampleRate: audio.sampleRate)
+                }
+                result.levels = levels
+            }
+            if clicks {
+                result.clickAlignment = ClickAlignment(
+                    channels: (0..<audio.channels).map { audio.channel($0) }, referenceChannel: channel,
+                    minimumGapFrames: max(2, audio.sampleRate / 20))
             }
             if let reference {
                 let sent: WAVAudio
@@ -113,6 +145,15 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 print(
                     "  damaged \(damage.damagedBlocks ?? 0) of \(damage.toneBlocks) blocks of 64 frames (\(fixed(damage.damagedMs ?? 0, 1)) ms)"
                 )
+            }
+            for (hz, level) in (result.levels ?? [:]).sorted(by: { Double($0.key)! < Double($1.key)! }) {
+                print("  level of \(hz) Hz: \(fixed(level, 1)) dB of full scale")
+            }
+            for channel in result.clickAlignment?.channels ?? [] {
+                let offsets =
+                    channel.minimumOffset.map { "offset to channel \(self.channel) \($0)…\(channel.maximumOffset!) frames" }
+                    ?? "none matched"
+                print("  channel \(channel.channel): \(channel.clickFrames.count) clicks, \(offsets), \(channel.unmatched) unmatched")
             }
             if reference != nil {
                 if let compared = result.comparedSamples, let differing = result.differingSamples {

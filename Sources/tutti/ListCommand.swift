@@ -57,7 +57,13 @@ struct ListCommand: AsyncParsableCommand {
             let title =
                 description.filters?.first { $0.port == port.name }.map { "\($0)".dropFirst(port.name.count + 2) } ?? port.title[...]
             let muted = description.routes?.first { $0.port == port.name }?.muted == true ? "  muted" : ""
-            lines.append("  \(pad(port.kind.rawValue, 8)) \(pad(port.name, nameWidth))  \(port.channels)ch  \(rateText)  \(title)\(muted)")
+            let separate =
+                port.tracks.map { tracks in
+                    "  separate: \(tracks) track\(tracks == 1 ? "" : "s"), \(fixed(port.trackLatencyMilliseconds ?? 0, 1)) ms after capture"
+                } ?? ""
+            lines.append(
+                "  \(pad(port.kind.rawValue, 8)) \(pad(port.name, nameWidth))  \(port.channels)ch  \(rateText)  \(title)\(muted)\(separate)"
+            )
         }
         for connection in description.connections {
             let arrow = connection.role == .sending ? "→" : "←"
@@ -68,6 +74,7 @@ struct ListCommand: AsyncParsableCommand {
             let format = toStandardReceiver ? connection.format.wireDescription : connection.format.description
             lines.append(
                 "  \(pad(connection.state.rawValue, 8)) \(local) \(arrow) \(other)  \(format)  [\(connection.id)]"
+                    + (connection.track.map { "  track \($0 + 1)" } ?? "")
                     + (connection.failureReason.map { "  \($0)" } ?? "") + (connection.muted == true ? "  muted" : "")
                     + (connection.warning.map { "  warning: \($0)" } ?? ""))
         }

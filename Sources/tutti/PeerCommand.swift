@@ -16,6 +16,8 @@ struct PeerCommand: AsyncParsableCommand {
         discussion: """
             Ports are given as NAME=KIND[,key=value…]:
               senders:   tone   (frequency=1000, amplitude=0.5)
+                         click  (every=500, amplitude=0.5) a click every
+                                N ms of the shared clock: peers click together
                          wav    (path=FILE, loop=false)
                          stdin  (encoding=s16le|s24le|f32le, rate=48000)
                          jack   (connect=CLIENT:PORT_PREFIX) JACK input ports NAME_1…NAME_N
@@ -39,6 +41,14 @@ struct PeerCommand: AsyncParsableCommand {
               receivers and filters:
                          allows-self take connections from this same peer
                                      (refused otherwise)
+              receivers: mode=separate  one track per pipeline instead of
+                                     a mix, aligned on the shared clock:
+                         tracks=2    tracks side by side (track 1's channels
+                                     first); a pipeline keeps its track
+                         latency=10  ms after capture every track plays
+                         files=per-track  wav: FILE-track1, FILE-track2…
+                         monitor=stdout[:ENCODING]|jack  also play the mix
+                                     (jack: on the ports after the tracks')
             Example: tutti peer --name stage --sender out=tone,frequency=440 --receiver in=wav,path=in.wav
                      tutti peer --name fx --filter vox=eq,freq=250,db=-3
             A config file (--config, TOML; see configs/) gives the same settings; flags override it.
@@ -179,20 +189,33 @@ struct PeerCommand: AsyncParsableCommand {
         ]
         for port in configuration.ports {
             let descriptor = port.descriptor
-            let role: String
+            var role: String
             switch port.role {
             case .sender(.tone(let frequency, let amplitude)): role = "tone \(frequency) Hz at \(amplitude)"
+            case .sender(.click(let interval, let amplitude)): role = "click every \(interval) ms of the shared clock at \(amplitude)"
             case .sender(.wavFile(let path, let loop)): role = "wav \(path)\(loop ? " (loop)" : "")"
             case .sender(.standardInput(let encoding)): role = "stdin \(encoding.rawValue)"
             case .receiver(.wavFile(let path)): role = "wav \(path)"
+            case .receiver(.wavFilePerTrack(let path)): role = "wav \(path), a file per track"
             case .receiver(.standardOutput(let encoding)): role = "stdout \(encoding.rawValue)"
             case .receiver(.null): role = "null"
             case .filter(let processor): role = "\(processor) (latency \(processor.latencyFrames(sampleRate: 48_000)) frames at 48 kHz)"
             case .sender(.block(let block)), .receiver(.block(let block)), .filterBlock(let block): role = "\(block)"
             case .sender(.jack(let connect)), .receiver(.jack(let connect)):
                 let ports =
-                    descriptor.channels == 1 ? "\(descriptor.name)_1" : "\(descriptor.name)_1…\(descriptor.name)_\(descriptor.channels)"
+                    descriptor.outputChannels == 1
+                    ? "\(descriptor.name)_1" : "\(descriptor.name)_1…\(descriptor.name)_\(descriptor.outputChannels)"
                 role = "jack tutti-\(configuration.name):\(ports)" + (connect.map { ", connect \($0)" } ?? "")
+            }
+            if let tracks = descriptor.tracks, let latency = descriptor.trackLatencyMilliseconds {
+                role +=
+                    ", separate: \(tracks) track\(tracks == 1 ? "" : "s") of \(descriptor.channels)ch played \(latency) ms after capture"
+            }
+            switch port.monitor {
+            case .standardOutput(let encoding)?: role += ", monitor on stdout \(encoding.rawValue)"
+            case .jack?:
+                role += ", monitor on \(descriptor.name)_\(descriptor.outputChannels + 1)…\(descriptor.name)_\(port.jackOutputChannels)"
+            case nil: break
             }
             let rates = port.isJACK ? "the JACK server's rate" : "\(descriptor.sampleRates.map(String.init).joined(separator: "/")) Hz"
             lines.append(

@@ -9,7 +9,7 @@ import TuttiProcess
 /// filter's KIND is its processor, its keys the processor's parameters) and from the `[[sender]]`,
 /// `[[receiver]]` and `[[filter]]` tables of a config file, through one set of rules and messages.
 enum PortSpecification {
-    static let senderKinds = ["tone", "wav", "stdin", "jack"]
+    static let senderKinds = ["tone", "click", "wav", "stdin", "jack"]
     static let receiverKinds = ["wav", "stdout", "null", "jack"]
     /// Keys that may stand alone as flags (`in=null,allows-self` is `allows-self=yes`).
     static let flagKeys: Set<String> = ["allows-self", "live"]
@@ -44,6 +44,7 @@ enum PortSpecification {
         }
         let portKind = values["kind"] ?? ""
         var known: Set<String> = ["name", "kind", "title", "channels", "rates", "formats", "allows-self", "live"]
+        if kind == .receiver { known.formUnion(["mode", "tracks", "latency", "monitor"]) }
         func number(_ key: String, default fallback: Double) throws -> Double {
             guard let text = values[key] else { return fallback }
             guard let value = Double(text), value.isFinite else { throw CLIError("port \(name): \(key)=\(text) is not a number") }
@@ -81,6 +82,14 @@ enum PortSpecification {
             guard amplitude >= 0, amplitude <= 1 else { throw CLIError("port \(name): amplitude must be between 0 and 1") }
             role = .sender(.tone(frequency: frequency, amplitude: Float(amplitude)))
             title = title ?? "Tone \(fixed(frequency, 0)) Hz"
+        case (.sender, "click"):
+            known.formUnion(["every", "amplitude"])
+            let every = try number("every", default: 500)
+            let amplitude = try number("amplitude", default: 0.5)
+            guard every >= 1, every <= 60_000 else { throw CLIError("port \(name): every must be between 1 and 60000 ms") }
+            guard amplitude >= 0, amplitude <= 1 else { throw CLIError("port \(name): amplitude must be between 0 and 1") }
+            role = .sender(.click(intervalMilliseconds: every, amplitude: Float(amplitude)))
+            title = title ?? "Click every \(fixed(every, 0)) ms"
         case (.sender, "wav"):
             known.formUnion(["path", "loop"])
             guard let path = values["path"] else { throw CLIError("port \(name): a wav source needs path=FILE") }
@@ -104,9 +113,17 @@ enum PortSpecification {
             role = .sender(.standardInput(encoding: encoding))
             title = title ?? "stdin"
         case (.receiver, "wav"):
-            known.insert("path")
+            known.formUnion(["path", "files"])
             guard let path = values["path"] else { throw CLIError("port \(name): a wav sink needs path=FILE") }
-            role = .receiver(.wavFile(path: path))
+            switch values["files"]?.lowercased() {
+            case nil, "one": role = .receiver(.wavFile(path: path))
+            case "per-track":
+                guard values["mode"]?.lowercased() == "separate" else {
+                    throw CLIError("port \(name): files=per-track is for separate tracks (mode=separate)")
+                }
+                role = .receiver(.wavFilePerTrack(path: path))
+            case let other?: throw CLIError("port \(name): files=\(other) is not one or per-track")
+            }
             title = title ?? path.split(separator: "/").last.map(String.init)
         case (.receiver, "stdout"):
             known.insert("encoding")
@@ -182,10 +199,74 @@ enum PortSpecification {
             throw CLIError("port \(name): allows-self is for receivers and filters (where a connection ends)")
         }
         if live, kind != .sender { throw CLIError("port \(name): live is for senders (whose audio comes from a live input)") }
-        let descriptor = PortDescriptor(
+        var descriptor = PortDescriptor(
             name: name, title: title ?? name, kind: kind, channels: channels, sampleRates: rates, sampleFormats: formats,
             allowsSelf: allowsSelf, live: live)
-        return PortConfiguration(descriptor: descriptor, role: role)
+        if let separate = try separateTracks(values, port: name, kind: kind, channels: channels) {
+            descriptor = descriptor.separate(tracks: separate.tracks, latencyMilliseconds: separate.latency)
+        }
+        let monitor = try values["monitor"].map { text in
+            try self.monitor(text, port: name, sinkKind: portKind, separate: descriptor.isSeparate)
+        }
+        return PortConfiguration(descriptor: descriptor, role: role, monitor: monitor)
+    }
+
+    /// A receiver's `mode=separate[,tracks=N][,latency=MS]`: its tracks and their playout latency; nil for
+    /// `mode=mixed` (the default). The other keys go with `mode=separate` only.
+    private static func separateTracks(_ values: [String: String], port name: String, kind: PortKind, channels: Int) throws -> (
+        tracks: Int, latency: Double
+    )? {
+        let mode = values["mode"]?.lowercased() ?? "mixed"
+        guard mode == "separate" else {
+            guard mode == "mixed" else { throw CLIError("port \(name): mode=\(values["mode"]!) is not mixed or separate") }
+            if let key = ["tracks", "latency"].first(where: { values[$0] != nil }) {
+                throw CLIError("port \(name): \(key)= goes with mode=separate")
+            }
+            return nil
+        }
+        guard kind == .receiver else { throw CLIError("port \(name): mode=separate is for receivers") }
+        let tracksText = values["tracks"] ?? "2"
+        guard let tracks = Int(tracksText), PortDescriptor.trackCounts.contains(tracks) else {
+            throw CLIError(
+                "port \(name): tracks=\(tracksText) is not between \(PortDescriptor.trackCounts.lowerBound) and \(PortDescriptor.trackCounts.upperBound)"
+            )
+        }
+        guard tracks * channels <= PortDescriptor.maxOutputChannels else {
+            throw CLIError(
+                "port \(name): \(tracks) tracks of \(channels) channels are \(tracks * channels) channels, more than \(PortDescriptor.maxOutputChannels)"
+            )
+        }
+        let latencyText = values["latency"] ?? String(PortDescriptor.defaultTrackLatencyMilliseconds)
+        guard let latency = Double(latencyText), latency.isFinite, latency >= 1,
+            latency <= Double(StreamLimits.maxTargetLatencyMilliseconds)
+        else {
+            throw CLIError(
+                "port \(name): latency=\(latencyText) is not between 1 and \(StreamLimits.maxTargetLatencyMilliseconds) ms")
+        }
+        return (tracks, latency)
+    }
+
+    /// A separate-mode receiver's `monitor=stdout[:ENCODING]` (a `wav` or `null` port) or `monitor=jack` (a `jack`
+    /// port): where it also plays the mix of its tracks.
+    private static func monitor(_ text: String, port name: String, sinkKind: String, separate: Bool) throws -> PortConfiguration.Monitor {
+        guard separate else {
+            throw CLIError("port \(name): monitor= is for separate tracks (mode=separate); a receiver that mixes plays its mix already")
+        }
+        let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+        switch parts.first?.lowercased() {
+        case "stdout":
+            guard sinkKind == "wav" || sinkKind == "null" else {
+                throw CLIError("port \(name): monitor=stdout is for wav and null receivers (a jack receiver takes monitor=jack)")
+            }
+            return .standardOutput(try rawEncoding(parts.count > 1 ? parts[1] : nil, port: name))
+        case "jack":
+            guard sinkKind == "jack", parts.count == 1 else {
+                throw CLIError("port \(name): monitor=jack is for jack receivers (a wav or null receiver takes monitor=stdout)")
+            }
+            return .jack
+        default:
+            throw CLIError("port \(name): monitor=\(text) is not stdout[:ENCODING] or jack")
+        }
     }
 
     private static func rawEncoding(_ text: String?, port: String) throws -> RawPCMEncoding {

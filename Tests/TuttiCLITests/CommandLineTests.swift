@@ -29,13 +29,19 @@ final class CommandLineTests: XCTestCase {
         let configs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../configs")
             .standardizedFileURL
         let files = try FileManager.default.contentsOfDirectory(atPath: configs.path).filter { $0.hasSuffix(".toml") }.sorted()
-        XCTAssertEqual(files, ["jack.toml", "stage.toml", "studio.toml"])
+        XCTAssertEqual(files, ["jack.toml", "stage.toml", "studio.toml", "tracks.toml"])
         for file in files {
             let result = try run(["peer", "--config", configs.appendingPathComponent(file).path, "--dry-run"], in: "/")
             XCTAssertEqual(result.status, 0, "\(file): \(result.error)")
         }
         let studio = try run(["peer", "--config", "configs/studio.toml", "--dry-run"], in: configs.deletingLastPathComponent().path)
         XCTAssertTrue(studio.output.contains("wav \(configs.path)/backing.wav (loop)"), studio.output)
+        let tracks = try run(["peer", "--config", configs.appendingPathComponent("tracks.toml").path, "--dry-run"], in: "/")
+        XCTAssertTrue(
+            tracks.output.contains(
+                "wav \(configs.path)/tracks.wav, a file per track, separate: 4 tracks of 2ch played 20.0 ms after capture, monitor on stdout s16le"
+            ),
+            tracks.output)
     }
 
     func testCompletionScriptsAreGenerated() throws {
@@ -121,11 +127,64 @@ final class CommandLineTests: XCTestCase {
         }
     }
 
+    func testSeparateTracksAndClickPortSpecificationsParse() throws {
+        try requireBinary()
+        let directory = FileManager.default.temporaryDirectory.path
+        let flags = try run([
+            "peer", "--name", "desk", "--no-discovery", "--no-link", "--dry-run", "--sender", "beat=click,every=250",
+            "--receiver", "rec=wav,path=\(directory)/takes.wav,mode=separate,tracks=3,latency=15,files=per-track",
+            "--receiver", "mon=null,mode=separate,monitor=stdout", "--receiver", "deck=jack,mode=separate,monitor=jack",
+        ])
+        XCTAssertEqual(flags.status, 0, flags.error)
+        XCTAssertEqual(
+            flags.output,
+            """
+            peer desk: control port any, period 64 frames, discovery off, beat clock off, realtime priority 70
+              sender beat "Click every 250 ms": 2ch, 48000/44100/96000 Hz, L24/L16/OPUS, click every 250.0 ms of the shared clock at 0.5
+              receiver rec "takes.wav": 2ch, 48000/44100/96000 Hz, L24/L16/OPUS, wav \(directory)/takes.wav, a file per track, separate: 3 tracks of 2ch played 15.0 ms after capture
+              receiver mon "mon": 2ch, 48000/44100/96000 Hz, L24/L16/OPUS, null, separate: 2 tracks of 2ch played 10.0 ms after capture, monitor on stdout s16le
+              receiver deck "JACK deck": 2ch, the JACK server's rate, L24/L16/OPUS, jack tutti-desk:deck_1…deck_4, separate: 2 tracks of 2ch played 10.0 ms after capture, monitor on deck_5…deck_6
+
+            """)
+        let refusals = [
+            ("in=null,tracks=2", "tutti: port in: tracks= goes with mode=separate\n"),
+            ("in=null,mode=solo", "tutti: port in: mode=solo is not mixed or separate\n"),
+            ("in=null,mode=separate,tracks=17", "tutti: port in: tracks=17 is not between 1 and 16\n"),
+            ("in=null,mode=separate,tracks=3,channels=32", "tutti: port in: 3 tracks of 32 channels are 96 channels, more than 64\n"),
+            ("in=null,mode=separate,latency=0.5", "tutti: port in: latency=0.5 is not between 1 and 2000 ms\n"),
+            ("in=wav,path=x.wav,files=per-track", "tutti: port in: files=per-track is for separate tracks (mode=separate)\n"),
+            ("in=wav,path=x.wav,mode=separate,files=many", "tutti: port in: files=many is not one or per-track\n"),
+            ("in=null,files=one", "tutti: port in: unknown key 'files' for a null receiver\n"),
+            (
+                "in=null,monitor=stdout",
+                "tutti: port in: monitor= is for separate tracks (mode=separate); a receiver that mixes plays its mix already\n"
+            ),
+            (
+                "in=null,mode=separate,monitor=jack",
+                "tutti: port in: monitor=jack is for jack receivers (a wav or null receiver takes monitor=stdout)\n"
+            ),
+            (
+                "in=jack,mode=separate,monitor=stdout",
+                "tutti: port in: monitor=stdout is for wav and null receivers (a jack receiver takes monitor=jack)\n"
+            ),
+            ("in=null,mode=separate,monitor=speakers", "tutti: port in: monitor=speakers is not stdout[:ENCODING] or jack\n"),
+        ]
+        for (spec, message) in refusals {
+            let refused = try run(["peer", "--no-discovery", "--dry-run", "--receiver", spec])
+            XCTAssertEqual(refused.status, 1, spec)
+            XCTAssertEqual(refused.error, message, spec)
+        }
+        let badClick = try run(["peer", "--no-discovery", "--dry-run", "--sender", "beat=click,every=0.5"])
+        XCTAssertEqual(badClick.error, "tutti: port beat: every must be between 1 and 60000 ms\n")
+        let onSender = try run(["peer", "--no-discovery", "--dry-run", "--sender", "out=tone,mode=separate"])
+        XCTAssertEqual(onSender.error, "tutti: port out: unknown key 'mode' for a tone sender\n")
+    }
+
     func testErrorsAreOneLineOnStandardErrorWithAFailingStatus() throws {
         try requireBinary()
         let badPort = try run(["peer", "--no-discovery", "--sender", "out=bogus"])
         XCTAssertEqual(badPort.status, 1)
-        XCTAssertEqual(badPort.error, "tutti: port out: unknown sender kind 'bogus' (one of: tone, wav, stdin, jack)\n")
+        XCTAssertEqual(badPort.error, "tutti: port out: unknown sender kind 'bogus' (one of: tone, click, wav, stdin, jack)\n")
         let noPorts = try run(["peer", "--no-discovery"])
         XCTAssertEqual(noPorts.status, 1)
         XCTAssertEqual(noPorts.error.split(separator: "\n").count, 1)

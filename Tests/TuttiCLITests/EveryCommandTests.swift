@@ -98,11 +98,11 @@ final class EveryCommandTests: XCTestCase {
         Command(
             type: AnalyzeCommand.self, name: "analyze",
             usage:
-                "tutti analyze <file> [--reference <FILE>] [--packet-frames <FRAMES>] [--settle <SECONDS>] [--ignore-tail <SECONDS>] [--tone-hz <HZ>] [--window <SECONDS>] [--channel <channel>] [--json]",
+                "tutti analyze <file> [--reference <FILE>] [--packet-frames <FRAMES>] [--settle <SECONDS>] [--ignore-tail <SECONDS>] [--tone-hz <HZ>] [--window <SECONDS>] [--channel <channel>] [--level-hz <HZ> ...] [--clicks] [--json]",
             arguments: ["<file>"],
             options: [
                 "--reference <FILE>", "--packet-frames <FRAMES>", "--settle <SECONDS>", "--ignore-tail <SECONDS>",
-                "--tone-hz <HZ>", "--window <SECONDS>", "--channel <channel>", "--json",
+                "--tone-hz <HZ>", "--window <SECONDS>", "--channel <channel>", "--level-hz <HZ>", "--clicks", "--json",
             ],
             required: ["take.wav"],
             bad: ["take.wav", "--channel", "two"], refusal: "The value 'two' is invalid for '--channel <channel>'"),

@@ -22,6 +22,13 @@ final class TakeNamingTests: XCTestCase {
         }
     }
 
+    func testAFilePerTrackPutsTheTrackAfterTheTakeBeforeTheExtension() {
+        XCTAssertEqual(TakeNaming(path: "foh.wav").path(ofTake: 1, track: 1), "foh-track1.wav")
+        XCTAssertEqual(TakeNaming(path: "foh.wav").path(ofTake: 3, track: 12), "foh-3-track12.wav")
+        XCTAssertEqual(TakeNaming(path: "takes.d/foh").path(ofTake: 2, track: 2), "takes.d/foh-2-track2")
+        XCTAssertEqual(TakeNaming(path: "/rec/night.take.wav").path(ofTake: 1, track: 2), "/rec/night.take-track2.wav")
+    }
+
     func testCandidatesStartAfterTheLastTakeAndAreBounded() {
         let naming = TakeNaming(path: "foh.wav")
         XCTAssertEqual(naming.candidates(after: 0).first, 1)

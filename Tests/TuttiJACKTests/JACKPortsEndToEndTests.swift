@@ -96,7 +96,8 @@ final class JACKPortsEndToEndTests: XCTestCase {
         try XCTSkipUnless(up, "jackd -n \(server) -d dummy did not start here: \(jackd.log.suffix(300))")
 
         let (a, portA) = try await startPeer("a", ["--sender", "out=jack", "--receiver", "ret=jack"])
-        let (b, portB) = try await startPeer("b", ["--receiver", "in=jack", "--sender", "back=jack"])
+        let (b, portB) = try await startPeer(
+            "b", ["--receiver", "in=jack", "--sender", "back=jack", "--receiver", "desk=jack,mode=separate,tracks=2,monitor=jack"])
         let peers = ["--no-discovery", "--peer", "127.0.0.1:\(portA)", "--peer", "127.0.0.1:\(portB)"]
 
         // 2. Ports registered as tutti-<peer>:<port>_<channel>.
@@ -104,6 +105,11 @@ final class JACKPortsEndToEndTests: XCTestCase {
         for port in ["a:out", "a:ret", "b:in", "b:back"].flatMap({ ["tutti-\($0)_1", "tutti-\($0)_2"] }) {
             XCTAssertTrue(ports.contains(port), "\(port) is not registered: \(ports.sorted())")
         }
+        // A separate-mode port: two tracks of two channels (desk_1…desk_4), then its monitor's mix (desk_5, desk_6).
+        for channel in 1...6 {
+            XCTAssertTrue(ports.contains("tutti-b:desk_\(channel)"), "tutti-b:desk_\(channel) is not registered: \(ports.sorted())")
+        }
+        XCTAssertFalse(ports.contains("tutti-b:desk_7"))
 
         // 3. A second peer named a: with the same state directory the name is taken on this host (before JACK
         // is touched); with another one (as another user's peer would have), the JACK client name is taken.

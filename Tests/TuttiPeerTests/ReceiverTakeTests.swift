@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import TuttiEngine
 import TuttiIO
 import TuttiPeer
 import TuttiWire
@@ -49,6 +50,40 @@ final class ReceiverTakeTests: XCTestCase {
     private func sidecar(_ path: String) throws -> [String: Any] {
         let data = try Data(contentsOf: URL(fileURLWithPath: path + ".timing.json"))
         return try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    func testASeparateTrackPortWithAFilePerTrackWritesEachTrackToItsOwnFileWithItsTiming() async throws {
+        let directory = try temporaryDirectory("tracks")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/desk.wav"
+        // A take whose track 2 file exists already moves to the next number, leaving no file half made.
+        _ = FileManager.default.createFile(atPath: directory + "/desk-track2.wav", contents: Data("an earlier take".utf8))
+        var lab = LoopbackPeers()
+        let sender = try await lab.start("tx", ports: [.toneSender(name: "out", sampleRates: [48_000])])
+        var port = PortConfiguration.receiver(name: "desk", sink: .wavFilePerTrack(path: path), sampleRates: [48_000])
+        port.descriptor = port.descriptor.separate(tracks: 2, latencyMilliseconds: 20)
+        let receiver = try await lab.start("rx", ports: [port])
+        _ = try await connect(sender, to: receiver, port: "desk")
+        try await Task.sleep(for: .milliseconds(1200))
+        try await disconnect(sender, from: receiver)
+
+        XCTAssertNil(size(path), "no single file")
+        XCTAssertNil(size(directory + "/desk-track1.wav"), "take 1's names were not all free: none of its files stays")
+        XCTAssertEqual(
+            String(decoding: try Data(contentsOf: URL(fileURLWithPath: directory + "/desk-track2.wav")), as: UTF8.self), "an earlier take")
+        let track1 = try WAVAudio.read(path: directory + "/desk-2-track1.wav")
+        let track2 = try WAVAudio.read(path: directory + "/desk-2-track2.wav")
+        XCTAssertEqual(track1.channels, 2, "a track's own channels")
+        XCTAssertEqual(track2.channels, 2)
+        XCTAssertEqual(track1.frames, track2.frames, "both tracks cover the take")
+        XCTAssertGreaterThan(track1.frames, 24_000)
+        XCTAssertGreaterThan(track1.samples.map(abs).max() ?? 0, 0.4, "the one pipeline plays on track 1")
+        XCTAssertEqual(track2.samples.map(abs).max() ?? 1, 0, "track 2 is silent: nothing plays on it")
+        for file in ["desk-2-track1.wav", "desk-2-track2.wav"] {
+            let timing = try sidecar(directory + "/" + file)
+            XCTAssertEqual(timing["sampleRate"] as? Int, 48_000, file)
+        }
+        await lab.stopAll()
     }
 
     func testEachConnectionIsATakeInItsOwnFileAndNothingIsWrittenBetween() async throws {

@@ -251,4 +251,36 @@ final class NegotiationTests: XCTestCase {
         let justOver = self.refusal(offer(options: ConnectOptions(latencyMilliseconds: 2_000.25)), receiver())
         XCTAssertEqual(justOver?.message, "latency 2000.25 ms exceeds 2000 ms")
     }
+
+    // MARK: Separate tracks
+
+    private func separate(latency: Double = 12) -> ReceiverCapabilities {
+        var capabilities = receiver()
+        capabilities.port = capabilities.port.separate(tracks: 2, latencyMilliseconds: latency)
+        return capabilities
+    }
+
+    func testASeparateTrackPlaysAtThePortsLatencyAfterCapture() {
+        let format = agreed(offer(), separate())
+        XCTAssertEqual(format?.synchronizedLatencyNanoseconds, 12_000_000, "synchronized playout at the port's latency")
+        XCTAssertEqual(format?.targetLatencyFrames, 576, "the buffer holds what waits for its playout time")
+        let same = agreed(offer(options: ConnectOptions(synchronizedLatencyMilliseconds: 12)), separate())
+        XCTAssertEqual(same?.synchronizedLatencyNanoseconds, 12_000_000, "--sync at the port's latency is no conflict")
+        let low = agreed(offer(), separate(latency: 3))
+        XCTAssertEqual(low?.synchronizedLatencyNanoseconds, 3_000_000, "a port latency under the default buffer's: the buffer follows it")
+    }
+
+    func testASeparateTrackRefusesAnotherSyncALatencyRangeAndALatencyBelowAPacket() {
+        XCTAssertEqual(
+            refusal(offer(options: ConnectOptions(synchronizedLatencyMilliseconds: 20)), separate())?.message,
+            "foh:in plays every track 12 ms after capture so that they line up; --sync 20 would put this one off the others: leave --sync out"
+        )
+        XCTAssertEqual(
+            refusal(offer(options: ConnectOptions(latencyFloorMilliseconds: 2, latencyCeilingMilliseconds: 20)), separate())?.message,
+            "foh:in plays its separate tracks at a fixed 12 ms after capture; leave out the latency range")
+        XCTAssertEqual(
+            refusal(offer(options: ConnectOptions(packetFrames: 200)), separate(latency: 4))?.message,
+            "foh:in plays its tracks 4 ms after capture, less than one packet (4.17 ms at 200 frames, 48 kHz); lower --frames or raise the port's latency="
+        )
+    }
 }

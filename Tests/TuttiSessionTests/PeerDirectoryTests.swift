@@ -50,4 +50,31 @@ final class PeerDirectoryTests: XCTestCase {
         XCTAssertEqual(directory.knownPeers.map(\.name), ["198.18.0.3:7400"])
         XCTAssertNil(directory.endpoints(forPeer: "B"))
     }
+
+    func testAFloodOfNewNamesStopsAtTheCapacityIsCountedAndRoomComesBackAsPeersLeave() {
+        var directory = PeerDirectory()
+        func id(_ number: Int) -> PeerID {
+            PeerID(String(repeating: "0", count: 32 - String(number, radix: 16).count) + String(number, radix: 16))!
+        }
+        for number in 0..<PeerDirectory.capacity {
+            XCTAssertTrue(directory.introduced(PeerPresence(id: id(number), name: "p\(number)", controlPort: 7_400), from: here))
+        }
+        XCTAssertFalse(directory.introduced(PeerPresence(id: id(9_999), name: "stranger", controlPort: 7_400), from: here))
+        XCTAssertFalse(directory.found(KnownPeer(name: "another", id: id(9_998), endpoints: [there])))
+        XCTAssertEqual(directory.knownPeers.count, PeerDirectory.capacity)
+        XCTAssertNil(directory.endpoints(forPeer: "stranger"))
+        XCTAssertEqual(directory.refused, 2, "each one turned away is counted")
+        // A known peer still updates, and one that leaves makes room.
+        XCTAssertFalse(directory.found(KnownPeer(name: "p0", id: id(0), endpoints: [there])))
+        XCTAssertEqual(directory.endpoints(forPeer: "p0"), [there])
+        XCTAssertEqual(directory.left(id: id(1)), "p1")
+        XCTAssertTrue(directory.introduced(PeerPresence(id: id(9_999), name: "stranger", controlPort: 7_400), from: here))
+    }
+
+    func testAPeerKeepsAtMostEightEndpoints() {
+        var directory = PeerDirectory()
+        let many = (1...20).map { ControlEndpoint(host: "198.18.0.\($0)", port: 7_400) }
+        XCTAssertTrue(directory.found(KnownPeer(name: "B", id: idB, endpoints: many)))
+        XCTAssertEqual(directory.endpoints(forPeer: "B"), Array(many.prefix(8)))
+    }
 }

@@ -76,8 +76,15 @@ extension Peer {
         case .probe(let endpoints, let within):
             launch { .probed(to: endpoints, await Self.probe(endpoints, within: within, over: transport)) }
         case .introduce(let endpoints):
+            guard !stopped else { return }
             let presence = self.presence
-            Task { _ = try? await transport.reply(to: .hello(presence), fromAnyOf: endpoints, timeout: .seconds(1)) }
+            let number = nextIntroduction
+            nextIntroduction &+= 1
+            // Kept until answered: `stop()` waits for them, so no hello of ours lands after our bye.
+            introductions[number] = Task {
+                _ = try? await transport.reply(to: .hello(presence), fromAnyOf: endpoints, timeout: .seconds(1))
+                self.introductions[number] = nil
+            }
         case .announce(let notice, let endpoints):
             launch {
                 _ = try? await transport.reply(to: .upstream(notice), fromAnyOf: endpoints, timeout: .seconds(1))

@@ -48,6 +48,9 @@ public actor Peer {
     /// Actions under way in their own tasks (offers, probes, notices, the engine's attach and detach), until
     /// they fed their outcome back.
     var actionsInFlight = 0
+    /// Hellos on their way, by number; `stop()` lets them land before it says bye.
+    var introductions: [UInt64: Task<Void, Never>] = [:]
+    var nextIntroduction: UInt64 = 0
 
     // MARK: Media
     /// The media engine: the paced device clocks every non-JACK port streams on.
@@ -244,6 +247,8 @@ public actor Peer {
         stopped = true
         discovery?.stop()
         discoveryContinuation.finish()
+        // A hello still on its way could land after the bye and bring this peer back to life over there.
+        while let introduction = introductions.values.first { await introduction.value }
         let presence = self.presence
         let known = lifecycle.directory.knownPeers.filter { $0.id != nil }.map(\.endpoints)
         let transport = environment.transport

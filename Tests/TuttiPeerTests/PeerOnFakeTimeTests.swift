@@ -136,4 +136,33 @@ final class PeerOnFakeTimeTests: XCTestCase {
         XCTAssertEqual(world.services.publishedNames, ["a"])
         await world.stopAll()
     }
+
+    /// A peer that stops while a hello of its own is still on its way must let it land before its bye, or the
+    /// hello would bring it back to life over there and keep it in the list for good.
+    func testAHelloStillOnItsWayLandsBeforeTheBye() async throws {
+        var world = World()
+        let a = try await world.start("a", host: "127.0.0.1", ports: [])
+        world.network.hold("hello")
+        let b = try await world.start("b", host: "127.0.0.2", ports: [])
+        await eventually(b, "b knows a") { $0.knownPeers.map(\.name) == ["a"] }
+        let network = world.network
+        let start = ContinuousClock.now
+        while network.heldCount < 2, ContinuousClock.now - start < .seconds(5) { try? await Task.sleep(for: .milliseconds(5)) }
+        XCTAssertEqual(network.heldCount, 2, "a's hello to b and b's to a are on their way")
+        // Let the hellos go once b has said bye, or after a while if b waits for them first.
+        let releasing = Task {
+            let start = ContinuousClock.now
+            while !network.requests.contains(where: { $0.request.typeName == "bye" }), ContinuousClock.now - start < .milliseconds(300) {
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            network.release()
+        }
+        await b.stop()
+        await releasing.value
+        await eventually(a, "a forgot b") { $0.knownPeers.isEmpty }
+        try? await Task.sleep(for: .milliseconds(100))
+        let known = await a.describe().knownPeers.map(\.name)
+        XCTAssertEqual(known, [], "a still knows nobody once every hello has landed")
+        await world.stopAll()
+    }
 }

@@ -22,6 +22,8 @@ public final class FakeControlNetwork: Sendable {
 
     private let endpoints = Mutex<[ControlEndpoint: Behaviour]>([:])
     private let delivered = Mutex<[(request: ControlRequest, to: ControlEndpoint)]>([])
+    /// Requests of these kinds (`ControlRequest.typeName`) wait before delivery until `release()`.
+    private let held = Mutex<(kinds: Set<String>, waiting: [CheckedContinuation<Void, Never>])>(([], []))
 
     public init() {}
 
@@ -36,11 +38,38 @@ public final class FakeControlNetwork: Sendable {
     /// From now on, `endpoint` answers nothing (its host is gone, or the network between).
     public func silence(_ endpoint: ControlEndpoint) { endpoints.withLock { $0[endpoint] = .silent } }
 
+    /// From now on, requests of `kind` (as `ControlRequest.typeName` names them, e.g. "hello") wait on their way
+    /// until `release()`: a message still in flight while its sender moves on.
+    public func hold(_ kind: String) { held.withLock { _ = $0.kinds.insert(kind) } }
+
+    /// Lets every held request go on, and holds no more.
+    public func release() {
+        let waiting = held.withLock { state in
+            defer { state = ([], []) }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    /// How many requests wait in `hold` now.
+    public var heldCount: Int { held.withLock { $0.waiting.count } }
+
     /// Every request delivered to a handler so far, in order.
     public var requests: [(request: ControlRequest, to: ControlEndpoint)] { delivered.withLock { $0 } }
 
     /// How a peer on `host` reaches the others (its requests arrive with `remoteHost` = `host`).
     public func transport(from host: String) -> Transport { Transport(network: self, host: host) }
+
+    private func waitIfHeld(_ request: ControlRequest) async {
+        await withCheckedContinuation { continuation in
+            let wait = held.withLock { state in
+                guard state.kinds.contains(request.typeName) else { return false }
+                state.waiting.append(continuation)
+                return true
+            }
+            if !wait { continuation.resume() }
+        }
+    }
 
     /// One host's view of the network. A value; thread-safe: yes.
     public struct Transport: ControlTransport {
@@ -50,6 +79,7 @@ public final class FakeControlNetwork: Sendable {
         public func reply(
             to request: ControlRequest, fromAnyOf endpoints: [ControlEndpoint], timeout: Duration
         ) async throws(ControlTransportFailure) -> ControlReply {
+            await network.waitIfHeld(request)
             var refusedEverywhere = !endpoints.isEmpty
             var last = ControlFailure(.unreachable, "no address to reach the peer")
             for endpoint in endpoints {

@@ -13,9 +13,10 @@ package enum StateFiles {
     ///
     /// - Throws: `SystemError` naming the directory that could not be made.
     package static func makeDirectories(_ path: String) throws(SystemError) {
-        var current = ""
+        // A relative path stays relative: its first component is created in the working directory.
+        var current = path.hasPrefix("/") ? "/" : ""
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
-            current += "/" + component
+            current += current.isEmpty || current.hasSuffix("/") ? String(component) : "/" + component
             if system_mkdir(current, 0o755) != 0 && system_errno != EEXIST {
                 throw SystemError.current("create the state directory \(current)")
             }

@@ -4,7 +4,7 @@ import TuttiWire
 /// One control frame off a TCP stream, or the reason the stream cannot be read further.
 enum ControlFrame: Sendable {
     case message([UInt8])
-    /// The length prefix exceeds `ControlProtocol.maxFrameBytes`: the peer answers with an error and closes.
+    /// The length prefix exceeds the decoder's maximum: the peer answers with an error and closes.
     case oversize(Int)
 }
 
@@ -12,6 +12,12 @@ enum ControlFrame: Sendable {
 struct ControlFrameDecoder: ByteToMessageDecoder {
     typealias InboundOut = ControlFrame
     private var failed = false
+    /// The largest frame read (a server reads requests, smaller than the answers a client reads).
+    let maximumBytes: Int
+
+    init(maximumBytes: Int = ControlProtocol.maxFrameBytes) {
+        self.maximumBytes = maximumBytes
+    }
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         if failed {
@@ -19,7 +25,7 @@ struct ControlFrameDecoder: ByteToMessageDecoder {
             return .needMoreData
         }
         guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) else { return .needMoreData }
-        guard Int(length) <= ControlProtocol.maxFrameBytes else {
+        guard Int(length) <= maximumBytes else {
             failed = true
             buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
             context.fireChannelRead(wrapInboundOut(.oversize(Int(length))))

@@ -8,7 +8,23 @@ import NIOCore
 /// process that listens on it when this user may see it (another `tutti peer`, usually).
 /// Control plane (blocking reads of /proc, through `ListeningSocketOwner`, only after a failed bind).
 enum ControlPortProblem {
-    static func describe(_ error: any Error, port: UInt16) -> PeerError {
+    /// - Parameter address: the address the user chose to listen on (`--control-address`), if any.
+    static func describe(_ error: any Error, port: UInt16, address: String? = nil) -> PeerError {
+        if let address {
+            switch (error as? IOError)?.errnoCode {
+            case EADDRNOTAVAIL?:
+                return PeerError(
+                    "cannot listen on \(address): it is not an address of this host; give one of its own with --control-address (see 'ip address')"
+                )
+            case EADDRINUSE?, EACCES?: break
+            default:
+                if !(error is IOError) {
+                    return PeerError(
+                        "cannot listen on '\(address)': \(ControlClient.describe(error)); give an IP address of this host with --control-address"
+                    )
+                }
+            }
+        }
         switch (error as? IOError)?.errnoCode {
         case EADDRINUSE?:
             let holder = ListeningSocketOwner.find(port: port).map { " (pid \($0.pid), \($0.command))" } ?? ""

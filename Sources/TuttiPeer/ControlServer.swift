@@ -1,19 +1,26 @@
 import Logging
 import NIOCore
 import NIOPosix
+import Synchronization
+import TuttiIO
+import TuttiSession
 import TuttiWire
 
-/// The peer's control channel: a TCP listener (dual-stack where the host has IPv6) that reads framed
-/// requests, hands each to `handler` and writes its response. A malformed frame gets an error response
-/// and the connection is closed; nothing a client sends can crash the peer.
+/// The peer's control channel: a TCP listener (dual-stack on every interface where the host has IPv6, or the
+/// addresses the user chose) that reads framed requests, hands each to `handler` and writes its response. A
+/// malformed frame gets an error response and the connection is closed; nothing a client sends can crash the
+/// peer. `ControlLimits` bound what clients may take (`ControlAdmission` decides): connections beyond them
+/// are closed at once, requests beyond an address's rate answered `busy`, and a connection that brings no
+/// whole request within the timeout is closed; each counted in `refusals`.
 ///
 /// Control plane: `start`, `close` from any task; `handler` runs on the server's tasks.
 final class ControlServer: Sendable {
     typealias Handler = @Sendable (_ request: ControlRequest, _ remoteHost: String?) async -> ControlResponse
 
-    private let channel: NIOAsyncChannel<NIOAsyncChannel<ControlFrame, ByteBuffer>, Never>
+    private let channels: [NIOAsyncChannel<NIOAsyncChannel<ControlFrame, ByteBuffer>, Never>]
     let port: UInt16
-    private let malformedCount = ManagedCounter()
+    private let admission: Mutex<ControlAdmission>
+    private let clock = MonotonicClock()
     private let closing = Synchronization.Atomic<Bool>(false)
 
     /// What every accepted connection is set up with: requests and answers are small and go out at once,
@@ -23,15 +30,19 @@ final class ControlServer: Sendable {
         (.tcpOption(.tcp_nodelay), 1)
     ]
 
-    /// Binds the listener.
+    /// Binds the listener: on every interface (`::`, else `0.0.0.0`) when `addresses` is empty, else on each
+    /// of `addresses` at the same port.
     ///
     /// - Parameter acceptedSocketOptions: set on every accepted connection; a failure to set one stops the
     ///   server (`run` throws). Tests pass one that fails to see that path.
-    /// - Throws: a one-line `PeerError` that says what to do when the port is taken or privileged.
+    /// - Throws: a one-line `PeerError` that says what to do when the port is taken or privileged, or an
+    ///   address is not this host's.
     init(
-        port: UInt16, acceptedSocketOptions: [(ChannelOptions.Types.SocketOption, SocketOptionValue)] = acceptedSocketOptions
+        port: UInt16, addresses: [String] = [], limits: ControlLimits = ControlLimits(),
+        acceptedSocketOptions: [(ChannelOptions.Types.SocketOption, SocketOptionValue)] = acceptedSocketOptions
     ) async throws(PeerError) {
-        func bind(_ host: String) async throws -> NIOAsyncChannel<NIOAsyncChannel<ControlFrame, ByteBuffer>, Never> {
+        let requestBytes = limits.requestBytes
+        func bind(_ host: String, port: UInt16) async throws -> NIOAsyncChannel<NIOAsyncChannel<ControlFrame, ByteBuffer>, Never> {
             var bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             for (option, value) in acceptedSocketOptions {
@@ -41,25 +52,50 @@ final class ControlServer: Sendable {
                 try await bootstrap
                 .bind(host: host, port: Int(port)) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(ControlFrameDecoder()))
+                        try channel.pipeline.syncOperations.addHandler(
+                            ByteToMessageHandler(ControlFrameDecoder(maximumBytes: requestBytes)))
                         return try NIOAsyncChannel<ControlFrame, ByteBuffer>(wrappingChannelSynchronously: channel)
                     }
                 }
         }
-        do {
-            channel = try await bind("::")
-        } catch {
+        var bound: [NIOAsyncChannel<NIOAsyncChannel<ControlFrame, ByteBuffer>, Never>] = []
+        if addresses.isEmpty {
             do {
-                channel = try await bind("0.0.0.0")
+                bound = [try await bind("::", port: port)]
             } catch {
-                throw ControlPortProblem.describe(error, port: port)
+                do {
+                    bound = [try await bind("0.0.0.0", port: port)]
+                } catch {
+                    throw ControlPortProblem.describe(error, port: port)
+                }
+            }
+        } else {
+            // The first address fixes the port (a free one when 0); the others listen on the same.
+            var chosen = port
+            for address in addresses {
+                do {
+                    let channel = try await bind(address, port: chosen)
+                    chosen = UInt16(channel.channel.localAddress?.port ?? Int(chosen))
+                    bound.append(channel)
+                } catch {
+                    for channel in bound { try? await channel.channel.close() }
+                    throw ControlPortProblem.describe(error, port: chosen, address: address)
+                }
             }
         }
-        self.port = UInt16(channel.channel.localAddress?.port ?? Int(port))
+        channels = bound
+        admission = Mutex(ControlAdmission(limits: limits))
+        self.port = UInt16(bound.first?.channel.localAddress?.port ?? Int(port))
     }
 
     /// Requests rejected as malformed since start.
-    var malformedRequests: Int { malformedCount.value }
+    var malformedRequests: UInt64 { admission.withLock { $0.counters.malformed } }
+
+    /// What the control channel turned away since start (`peersTurnedAway` is the directory's, left 0 here).
+    var refusals: ControlRefusals { admission.withLock { $0.counters } }
+
+    /// Control connections open now.
+    var openConnections: Int { admission.withLock { $0.openConnections } }
 
     /// Serves until `close()`; returns when the listener is closed.
     ///
@@ -68,14 +104,9 @@ final class ControlServer: Sendable {
     func run(logger: Logger, handler: @escaping Handler) async throws(PeerError) {
         do {
             try await withThrowingDiscardingTaskGroup { group in
-                try await channel.executeThenClose { inbound in
-                    for try await connection in inbound {
-                        group.addTask { await self.serve(connection, logger: logger, handler: handler) }
-                    }
+                for channel in channels {
+                    group.addTask { try await self.accept(on: channel, logger: logger, handler: handler) }
                 }
-                // The listener is closed: end the connections still open too, or a client that keeps one
-                // open and idle would keep the peer from ever stopping.
-                group.cancelAll()
             }
         } catch {
             guard !closing.load(ordering: .acquiring) else { return }
@@ -83,43 +114,104 @@ final class ControlServer: Sendable {
         }
     }
 
+    private func accept(
+        on channel: NIOAsyncChannel<NIOAsyncChannel<ControlFrame, ByteBuffer>, Never>, logger: Logger, handler: @escaping Handler
+    ) async throws {
+        try await withThrowingDiscardingTaskGroup { group in
+            try await channel.executeThenClose { inbound in
+                for try await connection in inbound {
+                    let source = connection.channel.remoteAddress?.ipAddress.map(Self.unmapped) ?? "?"
+                    let now = clock.now()
+                    if let refusal = admission.withLock({ $0.opened(source: source, now: now) }) {
+                        // Closed unread: a client over the limits gets no request handled and no buffer kept.
+                        note(refusal, from: source, logger: logger)
+                        group.addTask { try? await connection.executeThenClose { _, outbound in outbound.finish() } }
+                        continue
+                    }
+                    group.addTask {
+                        await self.serve(connection, from: source, logger: logger, handler: handler)
+                        self.admission.withLock { $0.closed(source: source) }
+                    }
+                }
+            }
+            // The listener is closed: end the connections still open too, or a client that keeps one
+            // open and idle would keep the peer from ever stopping.
+            group.cancelAll()
+        }
+    }
+
     private func serve(
-        _ connection: NIOAsyncChannel<ControlFrame, ByteBuffer>, logger: Logger, handler: @escaping Handler
+        _ connection: NIOAsyncChannel<ControlFrame, ByteBuffer>, from remote: String, logger: Logger, handler: @escaping Handler
     ) async {
-        let remote = connection.channel.remoteAddress?.ipAddress.map(Self.unmapped)
+        let channel = connection.channel
+        let (requestTimeout, requestBytes) = admission.withLock { ($0.limits.requestTimeout, $0.limits.requestBytes) }
+        let timeout = TimeAmount.nanoseconds(requestTimeout.nanosecondsClamped)
+        /// Closes the connection unless a whole request comes in time; cancelled when one does.
+        func startDeadline() -> Scheduled<Void> {
+            channel.eventLoop.scheduleTask(in: timeout) {
+                self.admission.withLock { $0.timedOut() }
+                channel.close(promise: nil)
+            }
+        }
+        var deadline = startDeadline()
+        defer { deadline.cancel() }
         do {
             try await connection.executeThenClose { inbound, outbound in
                 for try await frame in inbound {
+                    deadline.cancel()
                     let request: ControlEnvelope<ControlRequest>
                     do throws(ControlDecodingError) {
                         switch frame {
                         case .message(let bytes): request = try ControlCodec.decodeRequest(bytes)
-                        case .oversize(let size): throw .frameTooLarge(size)
+                        case .oversize(let size): throw .requestTooLarge(size, limit: requestBytes)
                         }
                     } catch {
-                        let total = malformedCount.increment()
+                        let total = admission.withLock { state in
+                            state.malformed()
+                            return state.counters.malformed
+                        }
                         // A flood of bad input must not flood the log: the first ten, then every hundredth.
                         if total <= 10 || total % 100 == 0 {
-                            logger.warning("rejected control message from \(remote ?? "?") (\(total) so far): \(error)")
+                            logger.warning("rejected control message from \(remote) (\(total) so far): \(error)")
                         }
                         let reply = ControlEnvelope<ControlResponse>(id: 0, message: .failure(error.failure))
                         try await outbound.write(ByteBuffer(bytes: ControlCodec.encodeResponse(reply)))
                         return  // close: the stream cannot be trusted after a bad frame
                     }
-                    let response = await handler(request.message, remote)
+                    let now = clock.now()
+                    let response: ControlResponse
+                    if let refusal = admission.withLock({ $0.request(from: remote, now: now) }) {
+                        note(refusal, from: remote, logger: logger)
+                        let limits = admission.withLock { $0.limits }
+                        response = .failure(ControlFailure(.busy, refusal.message(source: remote, limits: limits)))
+                    } else {
+                        response = await handler(request.message, remote)
+                    }
                     let reply = ControlEnvelope(id: request.id, message: response)
                     try await outbound.write(ByteBuffer(bytes: ControlCodec.encodeResponse(reply)))
+                    deadline = startDeadline()
                 }
             }
         } catch {
-            logger.debug("control connection from \(remote ?? "?") ended: \(error)")
+            logger.debug("control connection from \(remote) ended: \(error)")
+        }
+    }
+
+    /// Logs a refusal: the first ten of all, then every hundredth, so a flood does not flood the log.
+    private func note(_ refusal: ControlAdmission.Refusal, from source: String, logger: Logger) {
+        let (counters, limits) = admission.withLock { ($0.counters, $0.limits) }
+        let total = counters.connectionsRefused + counters.rateLimited
+        if total <= 10 || total % 100 == 0 {
+            logger.warning(
+                "turned away a control \(refusal == .rateLimited ? "request" : "connection") (\(total) so far): \(refusal.message(source: source, limits: limits))"
+            )
         }
     }
 
     /// Stops listening; `run` then ends the connections still open and returns.
     func close() async {
         closing.store(true, ordering: .releasing)
-        try? await channel.channel.close()
+        for channel in channels { try? await channel.channel.close() }
     }
 
     /// An IPv4 client of the dual-stack listener appears as `::ffff:a.b.c.d`; peers and users know it as `a.b.c.d`.
@@ -131,14 +223,3 @@ final class ControlServer: Sendable {
         return String(host.dropFirst(prefix.count))
     }
 }
-
-/// A counter shared between the server's tasks (control plane, not the audio path).
-final class ManagedCounter: Sendable {
-    private let storage = Synchronization.Atomic<Int>(0)
-    /// Adds one and returns the new total.
-    @discardableResult
-    func increment() -> Int { storage.add(1, ordering: .relaxed).newValue }
-    var value: Int { storage.load(ordering: .relaxed) }
-}
-
-import Synchronization

@@ -23,7 +23,14 @@ extension Peer {
             id: id, name: name, host: Self.hostName, protocolVersion: ControlProtocol.version,
             ports: configuration.ports.map(\.descriptor), connections: connections,
             knownPeers: lifecycle.directory.knownPeers, runningSampleRates: runningSampleRates,
-            filters: filterPorts.isEmpty ? nil : filterStates, routes: routes)
+            filters: filterPorts.isEmpty ? nil : filterStates, routes: routes, refusals: refusals)
+    }
+
+    /// What the control channel and the directory turned away since start.
+    var refusals: ControlRefusals {
+        var refusals = server.refusals
+        refusals.peersTurnedAway = lifecycle.directory.refused
+        return refusals
     }
 
     /// The rate of every port that runs now (a sender while it streams or a jack port; a receiver while it plays).

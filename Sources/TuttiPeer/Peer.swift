@@ -27,7 +27,7 @@ public actor Peer {
     /// The shared beat clock, when the peer runs it.
     public nonisolated let link: LinkService?
     let logger: Logger
-    private let server: ControlServer
+    let server: ControlServer
     /// Held while the peer runs: no other peer takes its name in its state directory.
     private let nameLock: PeerNameLock
     /// Why the control channel failed, when it did: `run()` throws it.
@@ -93,7 +93,10 @@ public actor Peer {
         let (id, nameLock) = try PeerIdentity.claim(name: configuration.name, directory: configuration.stateDirectory)
         let jack = try openJACK(for: &configuration)
         let server: ControlServer
-        do throws(PeerError) { server = try await ControlServer(port: configuration.controlPort) } catch {
+        do throws(PeerError) {
+            server = try await ControlServer(
+                port: configuration.controlPort, addresses: configuration.controlAddresses, limits: configuration.controlLimits)
+        } catch {
             jack?.close()
             throw error
         }

@@ -11,6 +11,11 @@ public struct PeerConfiguration: Sendable {
     public var name: String
     /// TCP port of the control channel; 0 picks a free one (it is published through DNS-SD).
     public var controlPort: UInt16 = 0
+    /// The addresses the control channel listens on; empty: every interface. A peer on a venue network can
+    /// keep its control channel on the band's own interface (or loopback) only.
+    public var controlAddresses: [String] = []
+    /// How much of the control channel clients may take (connections, rate, time, size).
+    public var controlLimits = ControlLimits()
     /// Where the peer keeps its identity (`<name>.id`).
     public var stateDirectory: String
     public var ports: [PortConfiguration]

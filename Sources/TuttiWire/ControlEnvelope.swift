@@ -25,6 +25,8 @@ public struct ControlEnvelope<Message: Hashable & Sendable>: Hashable, Sendable 
 /// Why a control frame could not be decoded. The peer answers with `.failure(.malformed …)` and closes.
 public enum ControlDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
     case frameTooLarge(Int)
+    /// A request larger than the peer takes (`ControlLimits.requestBytes`, below the frame limit).
+    case requestTooLarge(Int, limit: Int)
     case notJSON(String)
     case unsupportedVersion(Int)
     case unknownType(String)
@@ -33,6 +35,7 @@ public enum ControlDecodingError: Error, Hashable, Sendable, CustomStringConvert
     public var description: String {
         switch self {
         case .frameTooLarge(let size): "control frame of \(size) bytes exceeds \(ControlProtocol.maxFrameBytes)"
+        case .requestTooLarge(let size, let limit): "control request of \(size) bytes exceeds this peer's limit of \(limit)"
         case .notJSON(let detail): "control message is not valid JSON: \(detail)"
         case .unsupportedVersion(let version):
             "control protocol version \(version) is not supported (this peer speaks \(ControlProtocol.version))"

@@ -232,12 +232,15 @@ public struct PeerDescription: Hashable, Sendable, Codable {
     /// Each port's sources, destinations and the pipelines that reach it, in the order of `ports`. Nil from
     /// older peers.
     public var routes: [PortRoutes]?
+    /// What the peer's control channel and directory turned away since it started. Nil from older peers.
+    public var refusals: ControlRefusals?
 
     public init(
         id: PeerID, name: String, host: String, protocolVersion: Int, ports: [PortDescriptor],
         connections: [ConnectionSummary], knownPeers: [KnownPeer], runningSampleRates: [String: Int]? = nil,
-        filters: [FilterState]? = nil, routes: [PortRoutes]? = nil
+        filters: [FilterState]? = nil, routes: [PortRoutes]? = nil, refusals: ControlRefusals? = nil
     ) {
+        self.refusals = refusals
         self.routes = routes
         self.runningSampleRates = runningSampleRates
         self.filters = filters

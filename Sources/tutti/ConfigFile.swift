@@ -9,6 +9,7 @@ import TuttiWire
 struct ConfigFile {
     var name: String?
     var controlPort: UInt16?
+    var controlAddresses: [String] = []
     var period: Int?
     var conceal: String?
     var realtimePriority: Int?
@@ -31,7 +32,8 @@ struct ConfigFile {
         }
         var config = ConfigFile()
         let known: Set<String> = [
-            "name", "control-port", "period", "conceal", "realtime-priority", "state-dir", "discovery", "link", "peers", "sender",
+            "name", "control-port", "control-address", "period", "conceal", "realtime-priority", "state-dir", "discovery", "link", "peers",
+            "sender",
             "receiver", "filter",
         ]
         if let unknown = table.keys.sorted().first(where: { !known.contains($0) }) {
@@ -41,6 +43,15 @@ struct ConfigFile {
         if let port = try integer(table, "control-port", path) {
             guard (0...65_535).contains(port) else { throw CLIError("config \(path): control-port must be 0–65535") }
             config.controlPort = UInt16(port)
+        }
+        if let value = table["control-address"] {
+            if let text = value.string {
+                config.controlAddresses = [text]
+            } else if let list = value.array, list.allSatisfy({ $0.string != nil }) {
+                config.controlAddresses = list.compactMap(\.string)
+            } else {
+                throw CLIError("config \(path): control-address must be an IP address or a list of them")
+            }
         }
         config.period = try integer(table, "period", path)
         config.conceal = try string(table, "conceal", path)

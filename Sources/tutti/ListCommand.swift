@@ -85,6 +85,8 @@ struct ListCommand: AsyncParsableCommand {
             }
             for warning in route.warnings ?? [] { lines.append("  warning  \(route.port): \(warning)") }
         }
+        // Strangers (or a misbehaving client) the peer turned away: worth knowing on a network one does not own.
+        if let refusals = description.refusals, !refusals.isEmpty { lines.append("  turned away: \(refusals.summary)") }
         return lines
     }
 

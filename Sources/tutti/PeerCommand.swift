@@ -74,6 +74,13 @@ struct PeerCommand: AsyncParsableCommand {
         name: .customLong("control-port"), help: ArgumentHelp("TCP port for the control channel (0: any free port).", valueName: "PORT"))
     var controlPort: UInt16?
 
+    @Option(
+        name: .customLong("control-address"),
+        help: ArgumentHelp(
+            "Listen for control on this address only (repeatable; default: every interface), e.g. the band's own network.",
+            valueName: "IP"))
+    var controlAddresses: [String] = []
+
     @Option(name: .customLong("peer"), help: ArgumentHelp("A peer to know without DNS-SD (repeatable).", valueName: "HOST:PORT"))
     var peers: [ControlEndpoint] = []
 
@@ -133,6 +140,7 @@ struct PeerCommand: AsyncParsableCommand {
                 name: peerName, stateDirectory: stateDirectory ?? file.stateDirectory ?? PeerConfiguration.defaultStateDirectory,
                 ports: ports)
             configuration.controlPort = controlPort ?? file.controlPort ?? 0
+            configuration.controlAddresses = try Self.controlAddresses(controlAddresses.isEmpty ? file.controlAddresses : controlAddresses)
             configuration.explicitPeers = file.peers + peers
             configuration.discovery = !noDiscovery && (file.discovery ?? true)
             if noLink || file.link == false {
@@ -183,7 +191,7 @@ struct PeerCommand: AsyncParsableCommand {
     /// What the peer would run, one line per port.
     static func summary(of configuration: PeerConfiguration) -> String {
         var lines = [
-            "peer \(configuration.name): control port \(configuration.controlPort == 0 ? "any" : String(configuration.controlPort)), period \(configuration.periodFrames) frames, discovery \(configuration.discovery ? "on" : "off"), beat clock \(configuration.link == nil ? "off" : "on"), realtime priority \(configuration.realtimePriority == 0 ? "off" : String(configuration.realtimePriority))"
+            "peer \(configuration.name): control port \(configuration.controlPort == 0 ? "any" : String(configuration.controlPort))\(configuration.controlAddresses.isEmpty ? "" : " on " + configuration.controlAddresses.joined(separator: ", ")), period \(configuration.periodFrames) frames, discovery \(configuration.discovery ? "on" : "off"), beat clock \(configuration.link == nil ? "off" : "on"), realtime priority \(configuration.realtimePriority == 0 ? "off" : String(configuration.realtimePriority))"
                 + (configuration.explicitPeers.isEmpty
                     ? "" : ", peers \(configuration.explicitPeers.map(\.description).joined(separator: " "))")
         ]
@@ -223,6 +231,15 @@ struct PeerCommand: AsyncParsableCommand {
             )
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The control addresses as given (IPv4 or IPv6 literals; at most 8), or a one-line error.
+    static func controlAddresses(_ given: [String]) throws -> [String] {
+        guard given.count <= 8 else { throw CLIError("at most 8 control addresses (got \(given.count))") }
+        for address in given where IPAddress(parsing: address) == nil {
+            throw CLIError("--control-address '\(address)' is not an IP address; give one of this host's, e.g. 192.168.1.20 or ::1")
+        }
+        return given
     }
 
     static var hostName: String {

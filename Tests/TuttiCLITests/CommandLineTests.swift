@@ -197,6 +197,36 @@ final class CommandLineTests: XCTestCase {
         XCTAssertNotEqual(badArgument.status, 0)
     }
 
+    /// `--control-address` (or `control-address` in a config) keeps the control channel on the addresses
+    /// given; anything but an IP address is refused in one line before the peer starts.
+    func testControlAddressesAreCheckedAndShown() throws {
+        try requireBinary()
+        let one = try run(["peer", "--sender", "out=tone", "--control-address", "127.0.0.1", "--control-address", "::1", "--dry-run"])
+        XCTAssertEqual(one.status, 0, one.error)
+        XCTAssertTrue(one.output.contains("control port any on 127.0.0.1, ::1,"), one.output)
+        let name = try run(["peer", "--sender", "out=tone", "--control-address", "localhost", "--dry-run"])
+        XCTAssertEqual(name.status, 1)
+        XCTAssertEqual(
+            name.error, "tutti: --control-address 'localhost' is not an IP address; give one of this host's, e.g. 192.168.1.20 or ::1\n")
+        let directory = NSTemporaryDirectory() + "tutti-control-address-\(getpid())"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let config = directory + "/peer.toml"
+        try "name = \"desk\"\ncontrol-address = [\"127.0.0.1\"]\n[[sender]]\nname = \"out\"\nsource = \"tone\"\n".write(
+            toFile: config, atomically: true, encoding: .utf8)
+        let file = try run(["peer", "--config", config, "--dry-run"])
+        XCTAssertEqual(file.status, 0, file.error)
+        XCTAssertTrue(file.output.contains("control port any on 127.0.0.1,"), file.output)
+        // Bound to an address this host does not have: one line, naming the flag.
+        let foreign = try run(["peer", "--sender", "out=tone", "--no-discovery", "--no-link", "--control-address", "198.18.255.254"])
+        XCTAssertEqual(foreign.status, 1)
+        XCTAssertTrue(
+            foreign.error.hasSuffix(
+                "cannot listen on 198.18.255.254: it is not an address of this host; give one of its own with --control-address (see 'ip address')\n"
+            ),
+            foreign.error)
+    }
+
     func testBadRTPDestinationsAreRefusedBeforeAnyPeerIsAsked() throws {
         try requireBinary()
         let cases: [(String, String)] = [

@@ -1,0 +1,30 @@
+/// What a peer's control channel and directory turned away since the peer started, by reason (issue 14), as
+/// `describe` reports it; `tutti ls` shows the figures that are not zero.
+///
+/// A value; thread-safe: yes.
+public struct ControlRefusals: Hashable, Sendable, Codable {
+    /// Connections closed at once: too many open, in all or from one address, or too many addresses.
+    public var connectionsRefused: UInt64 = 0
+    /// Connections and requests over an address's rate.
+    public var rateLimited: UInt64 = 0
+    /// Connections closed because no whole request came in time (idle, or sent too slowly).
+    public var timedOut: UInt64 = 0
+    /// Requests that could not be read (bad framing, too large, invalid): each closes its connection.
+    public var malformed: UInt64 = 0
+    /// New peers (hellos, DNS-SD records) turned away because the peer's directory was full.
+    public var peersTurnedAway: UInt64 = 0
+
+    public init() {}
+
+    /// Whether anything was turned away.
+    public var isEmpty: Bool { self == ControlRefusals() }
+
+    /// The non-zero figures in one line, e.g. `12 connections refused, 1 timed out`; empty when none.
+    public var summary: String {
+        [
+            (connectionsRefused, "connection refused", "connections refused"), (rateLimited, "over the rate", "over the rate"),
+            (timedOut, "timed out", "timed out"), (malformed, "malformed", "malformed"),
+            (peersTurnedAway, "peer turned away", "peers turned away"),
+        ].filter { $0.0 > 0 }.map { "\($0.0) \($0.0 == 1 ? $0.1 : $0.2)" }.joined(separator: ", ")
+    }
+}

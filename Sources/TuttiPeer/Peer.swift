@@ -185,7 +185,7 @@ public actor Peer {
             identity: ConnectionLifecycle.Identity(
                 peerID: id, name: configuration.name, controlPort: server.port, captureClock: link == nil ? .realtime : .linkGhost,
                 ports: configuration.ports.map(\.descriptor), host: Self.hostName,
-                playingOut: Set(configuration.ports.filter(\.playsOut).map(\.descriptor.name))),
+                playingOut: Set(configuration.ports.filter(\.playsOut).map(\.descriptor.name)), rtpAllowed: configuration.rtpAllowed),
             timeouts: configuration.lifecycleTimeouts, directory: PeerDirectory(explicit: configuration.explicitPeers))
         let captureClock = CaptureClockSource(link: link)
         let engine = MediaEngine(periodFrames: configuration.periodFrames, threaded: environment.mediaThreads)

@@ -1,4 +1,5 @@
 import Logging
+import TuttiCore
 import TuttiEngine
 import TuttiIO
 import TuttiSession
@@ -14,6 +15,10 @@ public struct PeerConfiguration: Sendable {
     /// The addresses the control channel listens on; empty: every interface. A peer on a venue network can
     /// keep its control channel on the band's own interface (or loopback) only.
     public var controlAddresses: [String] = []
+    /// The addresses this peer may stream plain RTP to (`rtp://` destinations, for ffmpeg, GStreamer and other
+    /// standard receivers); empty, the default: none. Anyone who can reach the control channel could otherwise
+    /// make the peer send a stream to any address.
+    public var rtpAllowed: [IPPrefix] = []
     /// How much of the control channel clients may take (connections, rate, time, size).
     public var controlLimits = ControlLimits()
     /// Where the peer keeps its identity (`<name>.id`).

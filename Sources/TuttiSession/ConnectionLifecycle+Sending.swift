@@ -151,6 +151,14 @@ extension ConnectionLifecycle {
         _ entry: Sending, toStandardReceiver rtp: RTPDestination, ssrc: UInt32, options: ConnectOptions, now: PortNow,
         refuse: (ControlFailure) -> [Action]
     ) -> [Action] {
+        guard identity.rtpAllowed.contains(where: { $0.contains(rtp.address) }) else {
+            let allowed = identity.rtpAllowed.isEmpty ? "none" : identity.rtpAllowed.map(\.description).joined(separator: ", ")
+            return refuse(
+                ControlFailure(
+                    .forbidden,
+                    "\(identity.name) streams plain RTP only to addresses its configuration allows (now: \(allowed)); start it with --allow-rtp \(rtp.address)\(rtp.address.isIPv6 ? "/128" : "/32") or a prefix that holds it"
+                ))
+        }
         if let existing = sending.values.filter({ !$0.isClosing && $0.offer == nil && $0.summary?.rtpDestination == rtp })
             .min(by: { $0.id.rawValue < $1.id.rawValue })
         {

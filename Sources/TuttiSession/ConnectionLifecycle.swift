@@ -28,11 +28,15 @@ package struct ConnectionLifecycle: Sendable {
         /// The receiver ports whose sink plays out (a device or a pipe to one), where a live input from this
         /// host makes feedback.
         package var playingOut: Set<String>
+        /// The addresses this peer may stream plain RTP to (`rtp://` destinations, `--allow-rtp`); empty: none, so
+        /// a stranger cannot make the peer send a stream to any address it likes.
+        package var rtpAllowed: [IPPrefix]
 
         package init(
             peerID: PeerID, name: String, controlPort: UInt16, captureClock: CaptureClock, ports: [PortDescriptor], host: String = "",
-            playingOut: Set<String> = []
+            playingOut: Set<String> = [], rtpAllowed: [IPPrefix] = []
         ) {
+            self.rtpAllowed = rtpAllowed
             self.host = host
             self.playingOut = playingOut
             self.peerID = peerID

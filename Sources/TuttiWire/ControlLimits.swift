@@ -12,7 +12,7 @@ public struct ControlLimits: Hashable, Sendable {
     /// New connections and requests one address may make a second, on average…
     public var requestsPerSecond: Double = 100
     /// …and at once, after a quiet while.
-    public var burst: Double = 200
+    public var burst: Double = 400
     /// A connection must bring a whole request within this time of opening or of its last answer, or it is
     /// closed: an idle socket, or a frame sent a byte at a time, holds nothing for long.
     public var requestTimeout: Duration = .seconds(10)

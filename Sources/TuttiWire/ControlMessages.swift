@@ -160,6 +160,8 @@ public struct ControlFailure: Error, Hashable, Sendable, Codable, CustomStringCo
         case selfConnection = "self-connection"
         case invalidOption = "invalid-option"
         case busy
+        /// The peer's configuration does not allow it (an `rtp://` destination outside `--allow-rtp`).
+        case forbidden
         case unreachable
         case notFound = "not-found"
         case internalError = "internal"

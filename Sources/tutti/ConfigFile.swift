@@ -10,6 +10,7 @@ struct ConfigFile {
     var name: String?
     var controlPort: UInt16?
     var controlAddresses: [String] = []
+    var allowRTP: [String] = []
     var period: Int?
     var conceal: String?
     var realtimePriority: Int?
@@ -32,7 +33,8 @@ struct ConfigFile {
         }
         var config = ConfigFile()
         let known: Set<String> = [
-            "name", "control-port", "control-address", "period", "conceal", "realtime-priority", "state-dir", "discovery", "link", "peers",
+            "name", "control-port", "control-address", "allow-rtp", "period", "conceal", "realtime-priority", "state-dir", "discovery",
+            "link", "peers",
             "sender",
             "receiver", "filter",
         ]
@@ -44,15 +46,8 @@ struct ConfigFile {
             guard (0...65_535).contains(port) else { throw CLIError("config \(path): control-port must be 0–65535") }
             config.controlPort = UInt16(port)
         }
-        if let value = table["control-address"] {
-            if let text = value.string {
-                config.controlAddresses = [text]
-            } else if let list = value.array, list.allSatisfy({ $0.string != nil }) {
-                config.controlAddresses = list.compactMap(\.string)
-            } else {
-                throw CLIError("config \(path): control-address must be an IP address or a list of them")
-            }
-        }
+        config.controlAddresses = try strings(table, "control-address", path, each: "an IP address")
+        config.allowRTP = try strings(table, "allow-rtp", path, each: "an address prefix")
         config.period = try integer(table, "period", path)
         config.conceal = try string(table, "conceal", path)
         config.realtimePriority = try integer(table, "realtime-priority", path)
@@ -104,6 +99,16 @@ struct ConfigFile {
             }
         }
         return config
+    }
+
+    /// A key that holds one string or a list of them (`each` names what one is, for the error); [] when absent.
+    private static func strings(_ table: TOMLTable, _ key: String, _ path: String, each: String) throws -> [String] {
+        guard let value = table[key] else { return [] }
+        if let text = value.string { return [text] }
+        guard let list = value.array, list.allSatisfy({ $0.string != nil }) else {
+            throw CLIError("config \(path): \(key) must be \(each) or a list of them")
+        }
+        return list.compactMap(\.string)
     }
 
     /// The absolute directory that holds the file at `path`.

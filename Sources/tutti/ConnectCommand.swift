@@ -19,7 +19,8 @@ struct ConnectCommand: AsyncParsableCommand {
             Example: tutti connect stage:out fx:vox foh:in
 
             To a standard RTP receiver (ffmpeg, GStreamer, PipeWire's RTP source), give rtp://HOST:PORT with \
-            a numeric IPv4 or [IPv6] address (never a DNS name). The sender's peer chooses the format: \
+            a numeric IPv4 or [IPv6] address (never a DNS name) that the sender's peer allows (its allow-rtp \
+            setting, see tutti peer's help). The sender's peer chooses the format: \
             --format, else L16; --rate, else 48000 Hz if the port can; --channels, else the port's (at most 2 \
             for Opus). It streams at once, and the SDP the receiver needs is printed after the 'connected' \
             line, or written to --sdp FILE. --latency and --sync do not apply: the receiver buffers on its own.

@@ -81,6 +81,13 @@ struct PeerCommand: AsyncParsableCommand {
             valueName: "IP"))
     var controlAddresses: [String] = []
 
+    @Option(
+        name: .customLong("allow-rtp"),
+        help: ArgumentHelp(
+            "Allow rtp:// destinations (standard RTP receivers) in this prefix (repeatable; default: none), e.g. 192.168.1.0/24 or 127.0.0.1.",
+            valueName: "PREFIX"))
+    var allowRTP: [String] = []
+
     @Option(name: .customLong("peer"), help: ArgumentHelp("A peer to know without DNS-SD (repeatable).", valueName: "HOST:PORT"))
     var peers: [ControlEndpoint] = []
 
@@ -141,6 +148,7 @@ struct PeerCommand: AsyncParsableCommand {
                 ports: ports)
             configuration.controlPort = controlPort ?? file.controlPort ?? 0
             configuration.controlAddresses = try Self.controlAddresses(controlAddresses.isEmpty ? file.controlAddresses : controlAddresses)
+            configuration.rtpAllowed = try Self.rtpPrefixes(allowRTP.isEmpty ? file.allowRTP : allowRTP)
             configuration.explicitPeers = file.peers + peers
             configuration.discovery = !noDiscovery && (file.discovery ?? true)
             if noLink || file.link == false {
@@ -192,6 +200,8 @@ struct PeerCommand: AsyncParsableCommand {
     static func summary(of configuration: PeerConfiguration) -> String {
         var lines = [
             "peer \(configuration.name): control port \(configuration.controlPort == 0 ? "any" : String(configuration.controlPort))\(configuration.controlAddresses.isEmpty ? "" : " on " + configuration.controlAddresses.joined(separator: ", ")), period \(configuration.periodFrames) frames, discovery \(configuration.discovery ? "on" : "off"), beat clock \(configuration.link == nil ? "off" : "on"), realtime priority \(configuration.realtimePriority == 0 ? "off" : String(configuration.realtimePriority))"
+                + (configuration.rtpAllowed.isEmpty
+                    ? "" : ", rtp:// to \(configuration.rtpAllowed.map(\.description).joined(separator: " "))")
                 + (configuration.explicitPeers.isEmpty
                     ? "" : ", peers \(configuration.explicitPeers.map(\.description).joined(separator: " "))")
         ]
@@ -240,6 +250,18 @@ struct PeerCommand: AsyncParsableCommand {
             throw CLIError("--control-address '\(address)' is not an IP address; give one of this host's, e.g. 192.168.1.20 or ::1")
         }
         return given
+    }
+
+    /// The `--allow-rtp` prefixes, or a one-line error naming the first that is not one.
+    static func rtpPrefixes(_ given: [String]) throws -> [IPPrefix] {
+        try given.map { text in
+            guard let prefix = IPPrefix(parsing: text) else {
+                throw CLIError(
+                    "--allow-rtp '\(text)' is not an address prefix; give one like 192.168.1.0/24, 127.0.0.1 or 2001:db8::/32 (host bits zero)"
+                )
+            }
+            return prefix
+        }
     }
 
     static var hostName: String {

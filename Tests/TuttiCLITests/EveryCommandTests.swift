@@ -32,7 +32,7 @@ final class EveryCommandTests: XCTestCase {
             type: PeerCommand.self, name: "peer", usage: "tutti peer <options>",
             options: [
                 "--name <NAME>", "--config <FILE>", "--sender <SPEC>", "--receiver <SPEC>", "--filter <SPEC>", "--control-port <PORT>",
-                "--control-address <IP>",
+                "--control-address <IP>", "--allow-rtp <PREFIX>",
                 "--peer <HOST:PORT>", "--no-discovery", "--no-link", "--link-interface <NAME>", "--period <FRAMES>",
                 "--conceal <MODE>", "--no-drift-compensation", "--realtime-priority <N>", "--state-dir <DIR>",
                 "--log-level <log-level>", "--dry-run",

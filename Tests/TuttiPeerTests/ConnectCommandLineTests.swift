@@ -14,7 +14,8 @@ final class ConnectCommandLineTests: XCTestCase {
 
     override func setUp() async throws {
         try TuttiBinary.require()
-        stage = try await lab.start("stage", ports: [.toneSender(name: "out", channels: 8), .toneSender(name: "click")])
+        stage = try await lab.start(
+            "stage", ports: [.toneSender(name: "out", channels: 8), .toneSender(name: "click")], rtpAllowed: ["127.0.0.1"])
         foh = try await lab.start(
             "foh", ports: [.receiver(name: "in", sink: .null), .receiver(name: "mon", sink: .null, channels: 4)])
     }

@@ -3,6 +3,7 @@ import Glibc
 import TuttiEngine
 #endif
 import Logging
+import TuttiCore
 import TuttiPeer
 import TuttiWire
 import XCTest
@@ -18,8 +19,10 @@ struct LoopbackPeers {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tutti-peer-tests-\(UInt32.random(in: 0 ... .max))").path
     }
 
-    mutating func start(_ name: String, ports: [PortConfiguration]) async throws -> Peer {
+    /// - Parameter rtpAllowed: where the peer may stream plain RTP (`--allow-rtp`); none by default.
+    mutating func start(_ name: String, ports: [PortConfiguration], rtpAllowed: [String] = []) async throws -> Peer {
         var configuration = PeerConfiguration(name: name, stateDirectory: directory, ports: ports)
+        configuration.rtpAllowed = rtpAllowed.map { IPPrefix(parsing: $0)! }
         configuration.discovery = false
         // No beat clock: Link multicasts, and these peers run in the machine's own network namespace.
         configuration.link = nil

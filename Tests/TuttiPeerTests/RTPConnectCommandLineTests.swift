@@ -11,7 +11,8 @@ final class RTPConnectCommandLineTests: XCTestCase {
         try requireBinary()
         var lab = LoopbackPeers()
         let peer = try await lab.start(
-            "a", ports: [.toneSender(name: "out", sampleRates: [48_000]), .toneSender(name: "quad", channels: 4, sampleRates: [48_000])])
+            "a", ports: [.toneSender(name: "out", sampleRates: [48_000]), .toneSender(name: "quad", channels: 4, sampleRates: [48_000])],
+            rtpAllowed: ["127.0.0.1"])
         let receiver = try UDPSocket()  // packets land here, unread
         defer { receiver.close() }
         let port = receiver.localPort
@@ -44,6 +45,14 @@ final class RTPConnectCommandLineTests: XCTestCase {
         XCTAssertEqual(
             refused.error,
             "tutti: cannot connect a:quad to rtp://127.0.0.1:\(port + 2): Opus streams carry 1 or 2 channels, not 4; use --channels 2 or PCM\n"
+        )
+
+        // Only where the peer's configuration allows: 127.0.0.1 is, 127.0.0.2 is not.
+        let forbidden = try await tutti(["connect", "a:quad", "rtp://127.0.0.2:\(port)"])
+        XCTAssertEqual(forbidden.status, 1)
+        XCTAssertEqual(
+            forbidden.error,
+            "tutti: cannot connect a:quad to rtp://127.0.0.2:\(port): a streams plain RTP only to addresses its configuration allows (now: 127.0.0.1/32); start it with --allow-rtp 127.0.0.2/32 or a prefix that holds it\n"
         )
 
         let disconnected = try await tutti(["disconnect", "a:out", "rtp://127.0.0.1:\(port)/"])

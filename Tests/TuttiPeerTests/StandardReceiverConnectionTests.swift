@@ -34,7 +34,7 @@ final class StandardReceiverConnectionTests: XCTestCase {
 
     func testAnL16StreamReachesAPlainSocketAndDisconnects() async throws {
         var lab = LoopbackPeers()
-        let sender = try await lab.start("a", ports: [.toneSender(name: "out", sampleRates: [44_100, 48_000])])
+        let sender = try await lab.start("a", ports: [.toneSender(name: "out", sampleRates: [44_100, 48_000])], rtpAllowed: ["127.0.0.1"])
         let socket = try UDPSocket()
         defer { socket.close() }
         let destination = loopback(socket.localPort)
@@ -78,7 +78,8 @@ final class StandardReceiverConnectionTests: XCTestCase {
 
     func testOpusAndL24AreSentWhenAskedFor() async throws {
         var lab = LoopbackPeers()
-        let sender = try await lab.start("a", ports: [.toneSender(name: "out", channels: 4, sampleRates: [48_000])])
+        let sender = try await lab.start(
+            "a", ports: [.toneSender(name: "out", channels: 4, sampleRates: [48_000])], rtpAllowed: ["127.0.0.1"])
         let opusSocket = try UDPSocket()
         let l24Socket = try UDPSocket()
         defer {
@@ -109,7 +110,8 @@ final class StandardReceiverConnectionTests: XCTestCase {
     func testRefusalsLeaveNothingConnected() async throws {
         var lab = LoopbackPeers()
         let sender = try await lab.start(
-            "a", ports: [.toneSender(name: "out", channels: 4, sampleRates: [48_000]), .receiver(name: "in", sink: .null)])
+            "a", ports: [.toneSender(name: "out", channels: 4, sampleRates: [48_000]), .receiver(name: "in", sink: .null)],
+            rtpAllowed: ["127.0.0.1"])
         let destination = loopback(9)  // nothing is sent: every request here is refused
         let cases: [(ConnectOptions, ControlFailure)] = [
             (
@@ -149,7 +151,8 @@ final class StandardReceiverConnectionTests: XCTestCase {
     func testOneRTPDestinationTakesOneStream() async throws {
         var lab = LoopbackPeers()
         let sender = try await lab.start(
-            "a", ports: [.toneSender(name: "out", sampleRates: [48_000]), .toneSender(name: "other", sampleRates: [48_000])])
+            "a", ports: [.toneSender(name: "out", sampleRates: [48_000]), .toneSender(name: "other", sampleRates: [48_000])],
+            rtpAllowed: ["127.0.0.1"])
         let socket = try UDPSocket()
         defer { socket.close() }
         guard case .connected(let first) = try await connect(sender, to: loopback(socket.localPort)) else {
@@ -171,7 +174,7 @@ final class StandardReceiverConnectionTests: XCTestCase {
 
     func testAPeerToPeerConnectionReportsWhereItsPacketsGo() async throws {
         var lab = LoopbackPeers()
-        let sender = try await lab.start("a", ports: [.toneSender(name: "out", sampleRates: [48_000])])
+        let sender = try await lab.start("a", ports: [.toneSender(name: "out", sampleRates: [48_000])], rtpAllowed: ["127.0.0.1"])
         let receiver = try await lab.start("b", ports: [.receiver(name: "in", sink: .null, sampleRates: [48_000])])
         let request = ConnectRequest(
             source: PortReference(peer: "a", port: "out"), destination: PortReference(peer: "b", port: "in"),

@@ -44,7 +44,8 @@ final class StandardReceiverInteropTests: XCTestCase {
         let ffmpeg = try ffmpeg()
         var lab = LoopbackPeers()
         let sender = try await lab.start(
-            "a", ports: [.toneSender(name: "out", frequency: 1000, amplitude: 0.5, sampleRates: [44_100, 48_000])])
+            "a", ports: [.toneSender(name: "out", frequency: 1000, amplitude: 0.5, sampleRates: [44_100, 48_000])],
+            rtpAllowed: ["127.0.0.1"])
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tutti-interop-\(UInt32.random(in: 0 ... .max))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

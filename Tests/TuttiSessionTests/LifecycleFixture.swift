@@ -51,12 +51,13 @@ struct LifecycleDriver {
 
     init(
         timeouts: LifecycleTimeouts = .standard, directory: PeerDirectory = PeerDirectory(), ports: [PortDescriptor] = Self.ports,
-        host: String = "", playingOut: Set<String> = []
+        host: String = "", playingOut: Set<String> = [], rtpAllowed: [IPPrefix] = [IPPrefix(parsing: "198.18.0.0/15")!]
     ) {
         machine = ConnectionLifecycle(
             identity: .init(
-                peerID: Self.peerA, name: "A", controlPort: 7_400, captureClock: .realtime, ports: ports, host: host, playingOut: playingOut
-            ),
+                peerID: Self.peerA, name: "A", controlPort: 7_400, captureClock: .realtime, ports: ports, host: host,
+                playingOut: playingOut,
+                rtpAllowed: rtpAllowed),
             timeouts: timeouts, directory: directory)
     }
 

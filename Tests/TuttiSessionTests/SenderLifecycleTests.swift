@@ -213,6 +213,22 @@ final class SenderLifecycleTests: XCTestCase {
             ])
     }
 
+    /// A peer streams plain RTP only where its configuration allows: anyone who reaches its control channel
+    /// could otherwise point a stream at any address. Nothing starts, nothing is kept.
+    func testAStandardReceiverOutsideTheAllowedPrefixesIsForbidden() {
+        for allowed in [[], [IPPrefix(parsing: "198.18.1.0/24")!, IPPrefix(parsing: "::1")!]] {
+            var driver = D(rtpAllowed: allowed)
+            let actions = driver.feed(driver.connectRTP(first))
+            guard case .reply(_, .failure(let failure)) = actions.first else { return XCTFail("\(actions)") }
+            XCTAssertEqual(failure.code, .forbidden)
+            XCTAssertEqual(
+                failure.message,
+                "A streams plain RTP only to addresses its configuration allows (now: \(allowed.isEmpty ? "none" : "198.18.1.0/24, ::1/128")); start it with --allow-rtp 198.18.0.9/32 or a prefix that holds it"
+            )
+            XCTAssertTrue(driver.isEmpty)
+        }
+    }
+
     func testAStandardReceiverRefusesLatencyOptions() {
         var driver = D()
         let request = ConnectRequest(source: D.source, rtpDestination: D.rtp, options: ConnectOptions(latencyMilliseconds: 5))

@@ -30,6 +30,8 @@ extension Peer {
     var refusals: ControlRefusals {
         var refusals = server.refusals
         refusals.peersTurnedAway = lifecycle.directory.refused
+        refusals.linkStatesTurnedAway = link?.statesTurnedAway
+        refusals.linkMalformed = link?.malformedDatagrams
         return refusals
     }
 

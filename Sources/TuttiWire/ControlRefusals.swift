@@ -13,11 +13,15 @@ public struct ControlRefusals: Hashable, Sendable, Codable {
     public var malformed: UInt64 = 0
     /// New peers (hellos, DNS-SD records) turned away because the peer's directory was full.
     public var peersTurnedAway: UInt64 = 0
+    /// Beat-clock (Link) peer states turned away because its peer or session table was full, and Link
+    /// discovery datagrams that could not be read. Nil from older peers.
+    public var linkStatesTurnedAway: UInt64? = nil
+    public var linkMalformed: UInt64? = nil
 
     public init() {}
 
     /// Whether anything was turned away.
-    public var isEmpty: Bool { self == ControlRefusals() }
+    public var isEmpty: Bool { summary.isEmpty }
 
     /// The non-zero figures in one line, e.g. `12 connections refused, 1 timed out`; empty when none.
     public var summary: String {
@@ -25,6 +29,8 @@ public struct ControlRefusals: Hashable, Sendable, Codable {
             (connectionsRefused, "connection refused", "connections refused"), (rateLimited, "over the rate", "over the rate"),
             (timedOut, "timed out", "timed out"), (malformed, "malformed", "malformed"),
             (peersTurnedAway, "peer turned away", "peers turned away"),
+            (linkStatesTurnedAway ?? 0, "beat-clock peer turned away", "beat-clock peers turned away"),
+            (linkMalformed ?? 0, "malformed beat-clock message", "malformed beat-clock messages"),
         ].filter { $0.0 > 0 }.map { "\($0.0) \($0.0 == 1 ? $0.1 : $0.2)" }.joined(separator: ", ")
     }
 }

@@ -63,6 +63,14 @@ package struct LinkNode: Sendable {
         var nextAlive: Int64
     }
 
+    /// The most entries the peer table holds (a peer is one entry per gateway), and the most other sessions
+    /// known at once: a stranger multicasting ALIVEs under made-up NodeIDs or sessions cannot grow them, nor
+    /// make this peer measure without end (issue 14). Far beyond a stage's peers; Link itself sets no bound.
+    package static let peerCapacity = 256
+    package static let otherSessionCapacity = 32
+    /// States turned away because the peer table or the table of other sessions was full.
+    package private(set) var refused: UInt64 = 0
+
     package private(set) var nodeID: NodeID
     package private(set) var sessionID: SessionID
     package private(set) var clock: LinkSessionClock
@@ -162,6 +170,11 @@ package struct LinkNode: Sendable {
     }
 
     private mutating func process(_ state: LinkPeerState, key: PeerKey, ttl: UInt8, now: Int64) -> [Action] {
+        let newSession = state.sessionID != sessionID && otherSessions[state.sessionID] == nil
+        if peers[key] == nil && peers.count >= Self.peerCapacity || newSession && otherSessions.count >= Self.otherSessionCapacity {
+            refused &+= 1
+            return []
+        }
         var actions: [Action] = []
         let countBefore = peerCount
         // Link evaluates a (session, start/stop) pair once, when it first appears in the peer table (6.5).
@@ -291,6 +304,9 @@ package struct LinkNode: Sendable {
         if let check = nextExpiryCheck, now >= check {
             let countBefore = peerCount
             peers = peers.filter { $0.value.expiry > now }
+            // A session none of whose peers is left is forgotten (unless under measurement now).
+            let heard = Set(peers.values.map(\.state.sessionID))
+            otherSessions = otherSessions.filter { $0.value.measuring || heard.contains($0.key) }
             nextExpiryCheck = nil
             scheduleExpiryCheck()
             actions += afterPeerCountChange(from: countBefore, now: now)

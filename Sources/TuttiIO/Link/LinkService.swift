@@ -48,6 +48,14 @@ public final class LinkService: @unchecked Sendable {
     public static let audioRequestLatency: Duration = .milliseconds(5)
     private var thread: OSThread?
     private let clock = MonotonicClock()
+    private let malformed = Atomic<UInt64>(0)
+    private let turnedAway = Atomic<UInt64>(0)
+
+    /// Discovery datagrams that could not be decoded, since start. Any thread.
+    public var malformedDatagrams: UInt64 { malformed.load(ordering: .relaxed) }
+    /// Peer states turned away because the peer table or the table of other sessions was full (a flood of
+    /// made-up peers), since start. Any thread.
+    public var statesTurnedAway: UInt64 { turnedAway.load(ordering: .relaxed) }
 
     enum Request {
         case tempo(Tempo)
@@ -253,10 +261,14 @@ public final class LinkService: @unchecked Sendable {
     private func readDiscovery(_ fd: Int32, gateway: Int, buffer: UnsafeMutableRawBufferPointer) {
         while let (length, address, port) = LinkGatewaySockets.receive(fd, into: buffer) {
             guard let message = try? LinkDiscoveryMessage.decode(UnsafeRawBufferPointer(rebasing: buffer[0..<min(length, buffer.count)]))
-            else { continue }
+            else {
+                malformed.add(1, ordering: .relaxed)
+                continue
+            }
             let source = LinkEndpoint(
                 ipv4: UInt8(address >> 24), UInt8(address >> 16 & 0xFF), UInt8(address >> 8 & 0xFF), UInt8(address & 0xFF), port: port)
             perform(node.received(message, from: source, gateway: gateway, now: hostMicroseconds))
+            turnedAway.store(node.refused, ordering: .relaxed)
         }
     }
 

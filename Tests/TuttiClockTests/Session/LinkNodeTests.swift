@@ -165,3 +165,68 @@ final class LinkNodeTests: XCTestCase {
         XCTAssertEqual(Array(after.prefix(2)), [firstChange, firstChange + 50_000])
     }
 }
+
+/// A stranger multicasting ALIVEs under made-up NodeIDs and sessions cannot grow a node's tables or make it
+/// measure without end (issue 14): beyond `peerCapacity` entries and `otherSessionCapacity` sessions, states
+/// are turned away and counted; a session whose peers all expired is forgotten, so room comes back.
+final class LinkNodeCapacityTests: XCTestCase {
+    private let second: Int64 = 1_000_000
+    private let measurement = LinkEndpoint(ipv4: 198, 18, 0, 1, port: 20_000)
+
+    private func node(now: Int64) -> LinkNode {
+        var node = LinkNode(tempo: Tempo(bpm: 120), now: now, seed: 7)
+        _ = node.addGateway(0, measurementEndpoint: measurement, now: now)
+        return node
+    }
+
+    private func alive(_ sender: UInt64, session: SessionID, ttl: UInt8 = 5) -> LinkDiscoveryMessage {
+        let state = LinkPeerState(
+            timeline: Timeline(tempo: Tempo(bpm: 120), beatOrigin: Beats(microBeats: 0), timeOrigin: 0), sessionID: session,
+            startStop: nil, measurementEndpoint: LinkEndpoint(ipv4: 198, 18, 0, 9, port: UInt16(truncatingIfNeeded: 30_000 + sender)))
+        return .alive(sender: NodeID(rawValue: sender), state: state, ttl: ttl)
+    }
+
+    private let stranger = LinkEndpoint(ipv4: 198, 18, 0, 9, port: 20_808)
+
+    func testMadeUpPeersOfOurSessionFillThePeerTableOnlyToItsCapacity() {
+        var node = node(now: 0)
+        let session = node.sessionID
+        for sender in 1...300 { _ = node.received(alive(UInt64(sender), session: session), from: stranger, gateway: 0, now: 1_000) }
+        XCTAssertEqual(node.peerCount, LinkNode.peerCapacity)
+        XCTAssertEqual(node.refused, UInt64(300 - LinkNode.peerCapacity))
+        // A peer already in the table is still heard (its state updates), not refused.
+        _ = node.received(alive(1, session: session), from: stranger, gateway: 0, now: 2_000)
+        XCTAssertEqual(node.refused, UInt64(300 - LinkNode.peerCapacity))
+        // They expire (TTL 5 s, no more ALIVEs): the table empties and takes new peers again.
+        _ = node.tick(now: 8 * second)
+        XCTAssertEqual(node.peerCount, 0)
+        _ = node.received(alive(999, session: node.sessionID), from: stranger, gateway: 0, now: 8 * second)  // (re-founded)
+        XCTAssertEqual(node.peerCount, 1)
+    }
+
+    func testMadeUpSessionsAreMeasuredOnlyUpToTheirCapacityAndForgottenWhenTheirPeersGo() {
+        var node = node(now: 0)
+        var measured = 0
+        for sender in 1...50 {
+            // Every one a session of its own, younger than ours: measured once each, then kept (settled).
+            let actions = node.received(
+                alive(UInt64(sender), session: NodeID(rawValue: 0xFFFF_0000 + UInt64(sender))), from: stranger, gateway: 0, now: 1_000)
+            measured += actions.filter { if case .measure = $0 { true } else { false } }.count
+        }
+        XCTAssertEqual(measured, LinkNode.otherSessionCapacity)
+        XCTAssertEqual(node.refused, UInt64(50 - LinkNode.otherSessionCapacity))
+        // Once their peers expired, the sessions not under measurement are forgotten: a new one is measured.
+        // Each measured as a session younger than ours (its ghost time far behind): this node stays, and keeps
+        // each as settled while its peer lives.
+        for session in 1...LinkNode.otherSessionCapacity {
+            _ = node.measurementFinished(
+                session: NodeID(rawValue: 0xFFFF_0000 + UInt64(session)), result: GhostTransform(intercept: -1_000 * second), now: 2_000)
+        }
+        let refused = node.refused
+        _ = node.received(alive(78, session: NodeID(rawValue: 0xFFFF_7778)), from: stranger, gateway: 0, now: 3_000)
+        XCTAssertEqual(node.refused, refused + 1, "still full while their peers live")
+        _ = node.tick(now: 8 * second)
+        let actions = node.received(alive(77, session: NodeID(rawValue: 0xFFFF_7777)), from: stranger, gateway: 0, now: 8 * second)
+        XCTAssertEqual(actions.filter { if case .measure = $0 { true } else { false } }.count, 1)
+    }
+}

@@ -45,6 +45,8 @@ final class ControlServer: Sendable {
         func bind(_ host: String, port: UInt16) async throws -> NIOAsyncChannel<NIOAsyncChannel<ControlFrame, ByteBuffer>, Never> {
             var bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                // Room for a burst of clients while the accept loop turns away a flood's connections.
+                .serverChannelOption(.backlog, value: 512)
             for (option, value) in acceptedSocketOptions {
                 bootstrap = bootstrap.childChannelOption(option, value: value)
             }

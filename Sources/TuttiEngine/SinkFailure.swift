@@ -19,8 +19,20 @@ public final class SinkFailure: Sendable {
     public let target: Target
     private let code = Atomic<Int32>(0)
     private let reported = Atomic<Bool>(false)
+    private let dropped = Atomic<Int>(0)
+    /// The sink's rate, to say how much audio was not written (0: unknown).
+    public let sampleRate: Int
 
-    public init(target: Target) { self.target = target }
+    public init(target: Target, sampleRate: Int = 0) {
+        self.target = target
+        self.sampleRate = sampleRate
+    }
+
+    /// Writer thread: frames that reached the sink after its failure and were dropped. Realtime-safe: yes.
+    public func noteDropped(frames: Int) { dropped.add(frames, ordering: .relaxed) }
+
+    /// Frames dropped since the failure. Any thread.
+    public var droppedFrames: Int { dropped.load(ordering: .relaxed) }
 
     /// Writer thread: records a write error's errno; only the first counts. Realtime-safe: yes.
     public func record(errno: Int32) {
@@ -33,7 +45,12 @@ public final class SinkFailure: Sendable {
     /// Why the sink failed, for `tutti ls`/`stats` and the log (nil while it works). Control plane.
     public var reason: String? {
         let errno = code.load(ordering: .acquiring)
-        return errno == 0 ? nil : Self.reason(writing: target, errno: errno)
+        guard errno != 0 else { return nil }
+        let frames = droppedFrames
+        let seconds = sampleRate > 0 ? (Double(frames) / Double(sampleRate) * 10).rounded() / 10 : 0
+        // A recording says how much of the take is missing; a dead output plays nothing, as its reason says.
+        guard seconds > 0, case .file = target else { return Self.reason(writing: target, errno: errno) }
+        return Self.reason(writing: target, errno: errno) + " (\(seconds) s not recorded since)"
     }
 
     /// The reason, the first time it is asked for after the failure; nil before the failure and after the

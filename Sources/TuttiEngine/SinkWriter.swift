@@ -48,12 +48,17 @@ package final class SinkWriter: @unchecked Sendable {
         ring = SampleRing(capacity: sampleRate * channels * 2)  // two seconds
         let ring = ring
         switch output {
-        case .wav(let writer): failure = SinkFailure(target: .file(path: writer.path))
-        case .wavPerTrack(let writers): failure = SinkFailure(target: .file(path: writers[0].path))
+        case .wav(let writer):
+            // A file size limit (ulimit -f) must be an error this thread sees (EFBIG), not a signal that ends the peer.
+            system_ignoreSignal(SIGXFSZ)
+            failure = SinkFailure(target: .file(path: writer.path), sampleRate: sampleRate)
+        case .wavPerTrack(let writers):
+            system_ignoreSignal(SIGXFSZ)
+            failure = SinkFailure(target: .file(path: writers[0].path), sampleRate: sampleRate)
         case .standardOutput:
             // A closed pipe must be an error this thread sees (EPIPE), not a signal that ends the peer.
             system_ignoreSignal(SIGPIPE)
-            failure = SinkFailure(target: .standardOutput)
+            failure = SinkFailure(target: .standardOutput, sampleRate: sampleRate)
         case .discard: failure = nil
         }
         let failure = failure
@@ -82,7 +87,10 @@ package final class SinkWriter: @unchecked Sendable {
                     system_usleep(5_000)
                     continue
                 }
-                if failure?.hasFailed == true { continue }  // what cannot be written is dropped
+                if let failure, failure.hasFailed {
+                    failure.noteDropped(frames: count / channels)  // what cannot be written is dropped, and counted
+                    continue
+                }
                 let samples = UnsafeBufferPointer(rebasing: chunk[0..<count])
                 switch output {
                 case .wav(let writer):

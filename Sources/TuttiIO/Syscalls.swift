@@ -42,6 +42,9 @@ package func system_flock(_ fd: Int32, _ operation: Int32) -> Int32 { flock(fd, 
 @inlinable @discardableResult
 package func system_ftruncate(_ fd: Int32, _ length: off_t) -> Int32 { ftruncate(fd, length) }
 
+@inlinable @discardableResult
+package func system_lseek(_ fd: Int32, _ offset: off_t, _ whence: Int32) -> off_t { lseek(fd, offset, whence) }
+
 @inlinable
 package func system_pread(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int, _ offset: off_t) -> Int {
     pread(fd, buffer, count, offset)

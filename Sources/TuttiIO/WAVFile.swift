@@ -60,11 +60,15 @@ package struct WAVAudio: Sendable {
     static func parse(_ bytes: [UInt8], path: String) throws(WAVError) -> WAVAudio {
         func u16(_ offset: Int) -> Int { Int(bytes[offset]) | Int(bytes[offset + 1]) << 8 }
         func u32(_ offset: Int) -> Int { u16(offset) | u16(offset + 2) << 16 }
-        guard bytes.count >= 12, bytes[0..<4].elementsEqual("RIFF".utf8), bytes[8..<12].elementsEqual("WAVE".utf8) else {
-            throw WAVError(path: path, reason: "not a RIFF/WAVE file")
+        guard bytes.count >= 12, bytes[0..<4].elementsEqual("RIFF".utf8) || bytes[0..<4].elementsEqual("RF64".utf8),
+            bytes[8..<12].elementsEqual("WAVE".utf8)
+        else {
+            throw WAVError(path: path, reason: "not a RIFF/WAVE or RF64 file")
         }
         var offset = 12
         var format: (tag: Int, channels: Int, rate: Int, bits: Int)?
+        /// RF64's data size, from its ds64 chunk (the data chunk's own field reads 0xFFFFFFFF).
+        var dataSize64: Int?
         while offset + 8 <= bytes.count {
             let id = String(decoding: bytes[offset..<(offset + 4)], as: UTF8.self)
             var size = u32(offset + 4)
@@ -74,8 +78,12 @@ package struct WAVAudio: Sendable {
                 var tag = u16(body)
                 if tag == 0xFFFE, size >= 26 { tag = u16(body + 24) }  // WAVE_FORMAT_EXTENSIBLE sub-format
                 format = (tag, u16(body + 2), u32(body + 4), u16(body + 14))
+            } else if id == "ds64" {
+                guard size >= 28, body + 28 <= bytes.count else { throw WAVError(path: path, reason: "short ds64 chunk") }
+                dataSize64 = u32(body + 8) | u32(body + 12) << 32
             } else if id == "data" {
                 guard let format else { throw WAVError(path: path, reason: "data chunk before fmt chunk") }
+                if size == 0xFFFF_FFFF, let dataSize64 { size = dataSize64 }
                 if size == 0 || size == 0xFFFF_FFFF || body + size > bytes.count { size = bytes.count - body }
                 return try decode(bytes[body..<(body + size)], format: format, path: path)
             }
@@ -104,11 +112,18 @@ package struct WAVAudio: Sendable {
     }
 }
 
-/// Writes a WAV file incrementally. The header's sizes are rewritten by `flush()` (call it every second
-/// or so) and on `close()`, so a recording cut short by a crash is still a valid file up to the last flush.
+/// Writes a WAV file incrementally, with a header that never claims audio the file does not hold.
 ///
-/// Every write reports the system's error (a full disk: ENOSPC; a failing device: EIO) as a `SystemError`
-/// with its errno; what failed to be written is not in the file.
+/// - Every write goes straight to the file (`write(2)`, no stdio buffer), so what the kernel took is known.
+///   A write that fails or falls short (a full disk: ENOSPC; a file size limit: EFBIG; a failing device: EIO)
+///   throws a `SystemError` with its errno, and the file is cut back to the last whole frame written, so the
+///   bytes after the header are exactly `frames` frames.
+/// - The header's sizes are rewritten in place by `flush()` (every second or so) and by `close()`, so a
+///   recording cut short by a crash is a valid file up to the last flush (and a reader that trusts the file's
+///   length, as most do for a take cut short, gets every frame written).
+/// - Beyond 4 GiB the file becomes RF64 (EBU Tech 3306): the 36-byte `JUNK` chunk reserved after `WAVE`
+///   turns into the `ds64` chunk that holds the 64-bit sizes, and the 32-bit fields read 0xFFFFFFFF. Files
+///   under 4 GiB stay plain RIFF/WAVE that every reader knows (the JUNK chunk is skipped).
 ///
 /// Thread-safe: no; a file-writer thread owns it (never the device thread: it does blocking I/O).
 package final class WAVWriter {
@@ -116,85 +131,154 @@ package final class WAVWriter {
     package let sampleRate: Int
     package let channels: Int
     package let encoding: WAVEncoding
-    private var file: UnsafeMutablePointer<FILE>?
+    private var descriptor: Int32 = -1
+    /// Audio bytes the file holds after its header, always whole frames.
     private var dataBytes = 0
     private var scratch = [UInt8]()
+    /// The RIFF size above which the header is RF64 (4 GiB − 1; tests lower it to see the switch).
+    private let riffLimit: Int
 
-    /// Creates the file and writes a header for zero frames.
+    /// The header's length: RIFF and WAVE (12), the JUNK/ds64 chunk (8 + 28), fmt (8 + 16), data's (8).
+    package static let headerBytes = 80
+
+    /// Creates the file (0644, before the umask) and writes a header for zero frames.
     ///
-    /// - Parameter replacing: whether an existing file at `path` is truncated (`true`) or refused with
-    ///   errno `EEXIST` (`false`: the file is created exclusively, `O_EXCL`, so no recording is overwritten).
-    /// - Throws: the `SystemError` of `fopen` or of writing the header.
-    package init(path: String, sampleRate: Int, channels: Int, encoding: WAVEncoding, replacing: Bool = true) throws(SystemError) {
-        guard let file = system_fopen(path, replacing ? "wb" : "wbx") else { throw .current("create \(path)") }
+    /// - Parameters:
+    ///   - replacing: whether an existing file at `path` is truncated (`true`) or refused with errno `EEXIST`
+    ///     (`false`: the file is created exclusively, `O_EXCL`, so no recording is overwritten).
+    ///   - riffLimit: the RIFF size beyond which the file is RF64 (tests only).
+    /// - Throws: the `SystemError` of `open` or of writing the header.
+    package init(
+        path: String, sampleRate: Int, channels: Int, encoding: WAVEncoding, replacing: Bool = true, riffLimit: Int = 0xFFFF_FFFF
+    ) throws(SystemError) {
+        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (replacing ? O_TRUNC : O_EXCL)
+        let descriptor = system_open(path, flags, 0o644)
+        guard descriptor >= 0 else { throw .current("create \(path)") }
         self.path = path
         self.sampleRate = sampleRate
         self.channels = channels
         self.encoding = encoding
-        self.file = file
-        try writeHeader()
+        self.riffLimit = riffLimit
+        self.descriptor = descriptor
+        do throws(SystemError) {
+            try writeHeader()
+            // The header went in with pwrite, which leaves the write position at 0: audio starts after it.
+            guard system_lseek(descriptor, off_t(Self.headerBytes), SEEK_SET) == off_t(Self.headerBytes) else {
+                throw .current("seek in \(path)")
+            }
+        } catch {
+            _ = system_close(descriptor)
+            self.descriptor = -1
+            throw error
+        }
     }
 
     deinit { try? close() }
 
-    /// Frames written so far (whole frames of `channels` samples).
-    package var frames: Int { dataBytes / (channels * encoding.bytesPerSample) }
+    /// Frames the file holds (whole frames of `channels` samples).
+    package var frames: Int { dataBytes / frameBytes }
 
-    /// Appends interleaved samples (clamped to [-1, 1]).
+    /// Whether the header is RF64 now (the file grew beyond 4 GiB).
+    package var isRF64: Bool { Self.headerBytes - 8 + dataBytes > riffLimit }
+
+    private var frameBytes: Int { channels * encoding.bytesPerSample }
+
+    /// Appends interleaved samples (clamped to [-1, 1]), whole frames.
     ///
-    /// - Throws: the `SystemError` of `fwrite` when the bytes could not all be written (they are not counted).
+    /// - Throws: the `SystemError` of `write` when the bytes could not all be written; the file then ends at
+    ///   the last whole frame written (what did not fit is not in it, nor counted).
     package func write(_ samples: UnsafeBufferPointer<Float>) throws(SystemError) {
-        guard let file else { return }
-        let width = encoding.bytesPerSample
-        if scratch.count < samples.count * width { scratch = [UInt8](repeating: 0, count: samples.count * width) }
+        guard descriptor >= 0 else { return }
+        let total = samples.count * encoding.bytesPerSample
+        if scratch.count < total { scratch = [UInt8](repeating: 0, count: total) }
         scratch.withUnsafeMutableBytes { encoding.encode(samples, into: $0) }
-        let written = system_fwrite(scratch, 1, samples.count * width, file)
-        dataBytes += written - written % width
-        if written < samples.count * width { throw .current("write \(path)") }
+        var done = 0
+        var failure: SystemError?
+        while done < total {
+            let count = scratch.withUnsafeBytes { system_write(descriptor, $0.baseAddress! + done, total - done) }
+            if count > 0 {
+                done += count
+            } else if count < 0, system_errno == EINTR {
+                continue
+            } else {
+                failure = count < 0 ? .current("write \(path)") : SystemError("write \(path)", errno: ENOSPC)
+                break
+            }
+        }
+        let whole = done - done % frameBytes
+        if let failure {
+            // A frame cut in two is cut back, so the file ends on a frame and its header can say so.
+            if whole != done { _ = system_ftruncate(descriptor, off_t(Self.headerBytes + dataBytes + whole)) }
+            dataBytes += whole
+            _ = system_lseek(descriptor, off_t(Self.headerBytes + dataBytes), SEEK_SET)
+            try? writeHeader()
+            throw failure
+        }
+        dataBytes += whole
     }
 
-    /// Rewrites the header with the current sizes and flushes to the OS.
+    /// Rewrites the header with the current sizes.
     ///
-    /// - Throws: the `SystemError` of writing the header or of `fflush` (e.g. ENOSPC for data still buffered).
+    /// - Throws: the `SystemError` of writing the header.
     package func flush() throws(SystemError) {
-        guard let file else { return }
-        if system_fflush(file) != 0 { throw .current("write \(path)") }
-        let position = system_ftell(file)
         try writeHeader()
-        system_fseek(file, position, SEEK_SET)
-        if system_fflush(file) != 0 { throw .current("write \(path)") }
     }
 
     /// Finalises the header and closes the file (also when finalising fails). Idempotent.
     ///
-    /// - Throws: the `SystemError` of the last flush or of `fclose`.
+    /// - Throws: the `SystemError` of the header's last rewrite or of `close`.
     package func close() throws(SystemError) {
-        guard let file else { return }
+        guard descriptor >= 0 else { return }
         var failure: SystemError?
-        do { try flush() } catch { failure = error }
-        if system_fclose(file) != 0, failure == nil { failure = .current("close \(path)") }
-        self.file = nil
+        do { try writeHeader() } catch { failure = error }
+        if system_close(descriptor) != 0, failure == nil { failure = .current("close \(path)") }
+        descriptor = -1
         if let failure { throw failure }
     }
 
     /// Closes the file and removes it: a file created for a take that could not start after all (another of
     /// its files already existed). Control plane or the writer thread that owns it.
     package func discard() {
-        if let file { _ = system_fclose(file) }
-        file = nil
+        if descriptor >= 0 { _ = system_close(descriptor) }
+        descriptor = -1
         _ = system_unlink(path)
     }
 
+    /// The header for the current size, written at offset 0 (`pwrite`: the write position stays at the end).
     private func writeHeader() throws(SystemError) {
-        guard let file else { return }
-        system_fseek(file, 0, SEEK_SET)
+        guard descriptor >= 0 else { return }
+        let header = Self.header(
+            dataBytes: dataBytes, sampleRate: sampleRate, channels: channels, encoding: encoding, riffLimit: riffLimit)
+        let written = header.withUnsafeBytes { system_pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        if written != header.count { throw written < 0 ? .current("write \(path)") : SystemError("write \(path)", errno: ENOSPC) }
+    }
+
+    /// The 80-byte header of a file holding `dataBytes` of audio: RIFF with a JUNK chunk, or RF64 with ds64.
+    package static func header(dataBytes: Int, sampleRate: Int, channels: Int, encoding: WAVEncoding, riffLimit: Int = 0xFFFF_FFFF)
+        -> [UInt8]
+    {
         var header = [UInt8]()
+        header.reserveCapacity(headerBytes)
         func append32(_ value: Int) { for byte in 0..<4 { header.append(UInt8(value >> (8 * byte) & 0xFF)) } }
+        func append64(_ value: Int) { for byte in 0..<8 { header.append(UInt8(value >> (8 * byte) & 0xFF)) } }
         func append16(_ value: Int) { for byte in 0..<2 { header.append(UInt8(value >> (8 * byte) & 0xFF)) } }
         let width = encoding.bitsPerSample / 8
-        header += Array("RIFF".utf8)
-        append32(36 + dataBytes)
-        header += Array("WAVEfmt ".utf8)
+        let riffSize = headerBytes - 8 + dataBytes
+        let rf64 = riffSize > riffLimit
+        header += Array((rf64 ? "RF64" : "RIFF").utf8)
+        append32(rf64 ? 0xFFFF_FFFF : riffSize)
+        header += Array("WAVE".utf8)
+        header += Array((rf64 ? "ds64" : "JUNK").utf8)
+        append32(28)
+        if rf64 {
+            append64(riffSize)
+            append64(dataBytes)
+            append64(dataBytes / max(1, channels * width))
+            append32(0)  // no table of other chunks' sizes
+        } else {
+            header += [UInt8](repeating: 0, count: 28)
+        }
+        header += Array("fmt ".utf8)
         append32(16)
         append16(encoding == .float32 ? 3 : 1)
         append16(channels)
@@ -203,7 +287,7 @@ package final class WAVWriter {
         append16(channels * width)
         append16(encoding.bitsPerSample)
         header += Array("data".utf8)
-        append32(dataBytes)
-        if system_fwrite(header, 1, header.count, file) < header.count { throw .current("write \(path)") }
+        append32(rf64 ? 0xFFFF_FFFF : dataBytes)
+        return header
     }
 }

@@ -77,8 +77,8 @@ final class WAVFileTests: XCTestCase {
         let path = temporaryPath("bad")
         defer { unlink(path) }
         let cases: [([UInt8], String)] = [
-            ([], "not a RIFF/WAVE file"),
-            (Array("RIFF\0\0\0\0WAVX".utf8), "not a RIFF/WAVE file"),
+            ([], "not a RIFF/WAVE or RF64 file"),
+            (Array("RIFF\0\0\0\0WAVX".utf8), "not a RIFF/WAVE or RF64 file"),
             (Array("RIFF\0\0\0\0WAVE".utf8), "no data chunk"),
             (Array("RIFF\0\0\0\0WAVEdata\u{4}\0\0\0abcd".utf8), "data chunk before fmt chunk"),
             (Array("RIFF\0\0\0\0WAVEfmt \u{4}\0\0\0abcd".utf8), "short fmt chunk"),
@@ -93,7 +93,7 @@ final class WAVFileTests: XCTestCase {
         let writer = try WAVWriter(path: path, sampleRate: 8_000, channels: 1, encoding: .int16)
         try writer.close()
         var raw = bytes(of: path)
-        raw[34] = 8
+        raw[70] = 8  // bits per sample, in the fmt chunk after RIFF/WAVE (12), JUNK (36) and fmt's own 8 and 14
         write(raw, to: path)
         XCTAssertThrowsError(try WAVAudio.read(path: path)) { error in
             XCTAssertEqual((error as? WAVError)?.reason, "unsupported encoding (format 1, 8 bits)")

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import TuttiIO
 import TuttiPeer
 import TuttiTesting
 import TuttiWire
@@ -128,6 +129,87 @@ final class OutputFailureCommandLineTests: XCTestCase {
         XCTAssertEqual(errors.count, 1, lines.joined(separator: "\n"))
         let id = try XCTUnwrap(answerID(answer))
         XCTAssertTrue(errors.first?.hasSuffix("receiver mon: \(reason) (connection \(id) failed)") == true, "\(errors)")
+    }
+
+    /// A disk that fills under a WAV sink (here a file size limit, `prlimit --fsize`, which fails writes as a full
+    /// disk does): the peer stays up, the connection fails with the reason and how much audio was not recorded,
+    /// and the file's header matches the bytes on disk, whole frames only.
+    func testAFullDiskUnderAWAVSinkKeepsThePeerUpAndTheHeaderTrue() async throws {
+        try requireBinary()
+        let directory = try temporaryDirectory("full")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let log = directory + "/peer.log"
+        XCTAssertTrue(FileManager.default.createFile(atPath: log, contents: nil))
+        let take = directory + "/take.wav"
+        let limit = 300_001  // about a second of 24-bit stereo, and not on a frame's edge
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+        process.arguments = [
+            "--fsize=\(limit)", "--", tutti, "peer", "--name", "rx", "--no-discovery", "--no-link", "--control-port", "0",
+            "--realtime-priority", "0", "--state-dir", directory, "--receiver", "in=wav,path=\(take)",
+        ]
+        process.standardError = FileHandle(forWritingAtPath: log)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let controlPort = await RunningChildProcess.controlPort(loggedTo: log)
+        let port = try XCTUnwrap(controlPort, "the peer did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        let receiver = ControlEndpoint(host: "127.0.0.1", port: port)
+
+        var lab = LoopbackPeers()
+        let sender = try await lab.start("tx", ports: [.toneSender(name: "out")])
+        let request = ConnectRequest(
+            source: PortReference(peer: "tx", port: "out"), destination: PortReference(peer: "rx", port: "in"),
+            destinationEndpoints: [receiver], options: ConnectOptions(sampleFormat: .l24))
+        let answer = try await ControlClient.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
+        guard case .connected = answer else { return XCTFail("expected connected, got \(answer)") }
+
+        // About a second fills the file; the connection fails with the reason soon after, and counts what is lost.
+        var reason: String?
+        let connected = ContinuousClock.now
+        while ContinuousClock.now - connected < .seconds(6) {
+            if case .description(let description) = try await ControlClient.send(.describe, to: receiver),
+                let connection = description.connections.first, connection.state == .failed,
+                let failure = connection.failureReason, failure.hasSuffix("s not recorded since)")
+            {
+                reason = failure
+                break
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let failure = try XCTUnwrap(
+            reason, "no failure with the audio not recorded; log: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        XCTAssertTrue(failure.hasPrefix("cannot write \(take): File too large; recording stopped ("), failure)
+        XCTAssertTrue(process.isRunning, "the peer is still up")
+        // The log says so once, at error level, within a second of the failure.
+        var logged = false
+        let failed = ContinuousClock.now
+        while !logged, ContinuousClock.now - failed < .seconds(3) {
+            logged = try String(contentsOfFile: log, encoding: .utf8).contains("Z error ")
+            if !logged { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        XCTAssertTrue(logged, "no error line")
+        XCTAssertLessThan(ContinuousClock.now - failed, .seconds(1))
+
+        await lab.stopAll()
+        process.terminate()
+        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        XCTAssertEqual(process.terminationStatus, 0)
+
+        // The file: under the limit, its header's sizes are the file's, and it holds whole frames only.
+        let bytes = try XCTUnwrap(FileManager.default.contents(atPath: take))
+        func u32(_ offset: Int) -> Int { (0..<4).reduce(0) { $0 | Int(bytes[offset + $1]) << (8 * $1) } }
+        XCTAssertLessThanOrEqual(bytes.count, limit)
+        XCTAssertGreaterThan(bytes.count, limit - 6 - WAVWriter.headerBytes, "the file filled up to the limit, less a frame")
+        XCTAssertEqual(String(decoding: bytes[0..<4], as: UTF8.self), "RIFF")
+        XCTAssertEqual(u32(4), bytes.count - 8, "RIFF size")
+        XCTAssertEqual(String(decoding: bytes[72..<76], as: UTF8.self), "data")
+        XCTAssertEqual(u32(76), bytes.count - WAVWriter.headerBytes, "data size")
+        let audio = try WAVAudio.read(path: take)
+        XCTAssertEqual(audio.samples.count * 3, bytes.count - WAVWriter.headerBytes, "whole 24-bit samples")
+        XCTAssertEqual(audio.samples.count % 2, 0, "whole stereo frames")
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(lines.filter { $0.contains("Z error ") }.count, 1, lines.joined(separator: "\n"))
     }
 
     private func answerID(_ answer: ControlResponse) -> ConnectionID? {

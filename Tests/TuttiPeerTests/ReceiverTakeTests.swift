@@ -121,7 +121,7 @@ final class ReceiverTakeTests: XCTestCase {
             let audio = try WAVAudio.read(path: file)
             XCTAssertEqual(audio.sampleRate, rate, file)
             XCTAssertEqual(audio.channels, 2, file)
-            XCTAssertEqual(size(file), 44 + audio.frames * 2 * 3, "\(file): the header's sizes are final")
+            XCTAssertEqual(size(file), WAVWriter.headerBytes + audio.frames * 2 * 3, "\(file): the header's sizes are final")
             // The take lasts as long as the connection did, give or take the set-up and teardown.
             let seconds = Double(audio.frames) / Double(rate)
             let expected = Double(connected.components.seconds) + Double(connected.components.attoseconds) / 1e18

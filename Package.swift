@@ -124,6 +124,10 @@ let package = Package(
         .executableTarget(name: "tutti-link-pcap", dependencies: ["TuttiLinkCapture"], swiftSettings: strict),
         // The Link lab tests' analysis of their peers' sample logs (scripts/link/lib.sh): phase agreement, beat continuity.
         .executableTarget(name: "tutti-link-agreement", dependencies: ["TuttiAnalysis"], swiftSettings: strict),
+        // The network parsers as libFuzzer targets (scripts/fuzz builds it with -sanitize=fuzzer -DFUZZING); an
+        // ordinary build writes the seed corpora and replays inputs.
+        .executableTarget(
+            name: "tutti-fuzz", dependencies: ["TuttiWire", "TuttiClock", "TuttiCore", "TuttiIO", "TuttiStream"], swiftSettings: strict),
 
         // Test support: manual clock, lossy in-memory network, the built `tutti` binary and child processes.
         .target(

@@ -54,6 +54,15 @@ extension ConnectionLifecycle {
         guard receiving[offer.connectionID] == nil else {
             return [.reply(request, .failure(ControlFailure(.busy, "connection \(offer.connectionID) already exists")))]
         }
+        // An offer for another peer (an old address, now another peer's; or a requester's wrong endpoint) is
+        // not this peer's to take, whatever its port names.
+        guard Self.samePeer(offer.destination.peer, identity.name) else {
+            return refuse(
+                ControlFailure(
+                    .unknownPeer,
+                    "\(offer.destination) was offered to \(identity.name), another peer (an old address?); connect again to find \(offer.destination.peer)"
+                ))
+        }
         let port: PortDescriptor
         switch PortSelection.destination(destination, in: identity.ports) {
         case .success(let found): port = found

@@ -53,6 +53,28 @@ final class ReceiverLifecycleTests: XCTestCase {
         XCTAssertTrue(driver.isEmpty)
     }
 
+    /// An offer that names another peer reached this one by a wrong or old address: refused, nothing kept, even
+    /// though a port of that name is here.
+    func testAnOfferForAnotherPeerIsRefused() {
+        var driver = D()
+        var offer = D.offer(first)
+        offer.destination = PortReference(peer: "Z", port: "in")
+        let actions = driver.feed(.offer(offer, fromHost: "198.18.0.2", ssrc: 1, ports: D.portsNow, request: driver.request()))
+        let failure = ControlFailure(.unknownPeer, "Z:in was offered to A, another peer (an old address?); connect again to find Z")
+        let here = PortReference(peer: "A", port: "in")
+        XCTAssertEqual(
+            actions, [.reply(RequestID(1), .failure(failure)), .report(.refused(source: D.remoteSource, destination: here, failure))])
+        XCTAssertTrue(driver.isEmpty)
+        // The name compares as DNS-SD names do, without case.
+        var lower = D.offer(second)
+        lower.destination = PortReference(peer: "a", port: "in")
+        guard
+            case .startReceiving? = driver.feed(
+                .offer(lower, fromHost: "198.18.0.2", ssrc: 1, ports: D.portsNow, request: driver.request())
+            ).first
+        else { return XCTFail("an offer to 'a' is A's") }
+    }
+
     func testAnOfferNegotiationRefusesIsRefusedAndReported() {
         var driver = D()
         var offer = D.offer(first)

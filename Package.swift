@@ -150,7 +150,7 @@ let package = Package(
         .testTarget(name: "TuttiResampleTests", dependencies: ["TuttiResample", "TuttiAnalysis", "TuttiTesting"], swiftSettings: strict),
         .testTarget(
             name: "TuttiSecurityTests",
-            dependencies: ["TuttiSecurity", .product(name: "Crypto", package: "swift-crypto")], exclude: ["Fixtures"],
+            dependencies: ["TuttiSecurity", "TuttiTesting", .product(name: "Crypto", package: "swift-crypto")], exclude: ["Fixtures"],
             swiftSettings: strict),
         .testTarget(name: "TuttiSessionTests", dependencies: ["TuttiSession", "TuttiCore", "TuttiWire"], swiftSettings: strict),
         .testTarget(

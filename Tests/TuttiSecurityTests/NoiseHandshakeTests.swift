@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import TuttiSecurity
+import TuttiTesting
 import XCTest
 
 /// The Noise handshake of the control channel against the published cacophony vector for its suite, byte for
@@ -32,16 +33,7 @@ final class NoiseHandshakeTests: XCTestCase {
         return try XCTUnwrap(file.vectors.first { $0.name == NoiseHandshake.protocolName })
     }
 
-    private func bytes(_ hex: String) -> [UInt8] {
-        var result: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            result.append(UInt8(hex[index..<next], radix: 16)!)
-            index = next
-        }
-        return result
-    }
+    private func bytes(_ hex: String) -> [UInt8] { hexBytes(hex) }
 
     private func key(_ hex: String) throws -> Curve25519.KeyAgreement.PrivateKey {
         try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: bytes(hex))

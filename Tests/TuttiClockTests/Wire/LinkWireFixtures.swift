@@ -1,6 +1,7 @@
 // Shared helpers of the Link wire tests: the reference captures, hex, and sorting datagrams by protocol.
 
 import TuttiClock
+import TuttiTesting
 import TuttiLinkCapture
 import XCTest
 
@@ -37,18 +38,7 @@ enum LinkWireFixtures {
     static let measurementMagic: [UInt8] = Array("_link_v".utf8) + [1]
 
     /// Bytes from a hex string; spaces and newlines are ignored.
-    static func hex(_ text: String) -> [UInt8] {
-        let digits = text.filter { $0.isHexDigit }
-        precondition(digits.count % 2 == 0, "odd hex string")
-        var bytes: [UInt8] = []
-        var index = digits.startIndex
-        while index < digits.endIndex {
-            let next = digits.index(index, offsetBy: 2)
-            bytes.append(UInt8(digits[index..<next], radix: 16)!)
-            index = next
-        }
-        return bytes
-    }
+    static func hex(_ text: String) -> [UInt8] { hexBytes(text) }
 
     static func nodeID(_ ascii: String) -> NodeID { NodeID(bytes: Array(ascii.utf8))! }
 

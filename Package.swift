@@ -31,7 +31,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
-        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "4.5.2"..<"5.0.0"),
     ],
     targets: [
         // System libraries, found through pkg-config.
@@ -74,8 +74,15 @@ let package = Package(
         .target(name: "TuttiLV2", dependencies: ["CLilv", "TuttiProcess"], swiftSettings: strict),
         // Ableton Link's protocol and timeline maths (the shared beat clock); its socket edge lives in TuttiIO.
         .target(name: "TuttiClock", dependencies: ["TuttiCore"], swiftSettings: strict),
-        // The session's cryptography, pure: the Noise handshake of the control channel (swift-crypto's primitives).
-        .target(name: "TuttiSecurity", dependencies: [.product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
+        // The session's cryptography, pure: session keys, peer key pairs and the Noise handshake of the control
+        // channel (swift-crypto's primitives; scrypt from CryptoExtras).
+        .target(
+            name: "TuttiSecurity",
+            dependencies: [
+                "TuttiCore", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
         // Capture files (pcap, pcapng) to UDP datagrams, and what Link discovery traffic in them shows.
         .target(name: "TuttiLinkCapture", dependencies: ["TuttiClock"], swiftSettings: strict),
 

@@ -15,6 +15,8 @@ public enum NoiseError: Error, Hashable, Sendable, CustomStringConvertible {
     case nonceExhausted
     /// A pre-shared key of the wrong length (Noise's PSKs are 32 bytes).
     case invalidPreSharedKey(length: Int)
+    /// A control connection's first frame lacks the handshake's magic (`ControlHandshake.magic`).
+    case notAHandshake
 
     public var description: String {
         switch self {
@@ -24,6 +26,7 @@ public enum NoiseError: Error, Hashable, Sendable, CustomStringConvertible {
         case .invalidKey: "Noise public key refused"
         case .nonceExhausted: "Noise nonce exhausted; the session must be keyed anew"
         case .invalidPreSharedKey(let length): "Noise pre-shared key of \(length) bytes, needs 32"
+        case .notAHandshake: "the first frame does not begin a handshake"
         }
     }
 }

@@ -26,7 +26,7 @@ public struct NoiseHandshake: Sendable {
     public let role: Role
     private var symmetric: NoiseSymmetricState
     private let staticKey: Curve25519.KeyAgreement.PrivateKey
-    private let preSharedKey: [UInt8]
+    private var preSharedKey: [UInt8]
     private var makeEphemeral: @Sendable () -> Curve25519.KeyAgreement.PrivateKey
     private var ephemeral: Curve25519.KeyAgreement.PrivateKey?
     private var remoteEphemeral: Curve25519.KeyAgreement.PublicKey?
@@ -118,6 +118,32 @@ public struct NoiseHandshake: Sendable {
         let payload = try symmetric.decryptAndHash(Array(rest))
         next += 1
         return payload
+    }
+
+    /// Reads the other side's next message, trying each of `preSharedKeys` in turn for the PSK it mixes in:
+    /// a responder that accepts two session keys while the session changes its key. The key this side was
+    /// made with is not tried unless it is among them.
+    ///
+    /// - Returns: the payload and the index of the key that verified.
+    /// - Throws: the error of the last key tried (`.authenticationFailed` when none verified); the handshake
+    ///   is then unchanged.
+    public mutating func readMessage(_ message: [UInt8], tryingPreSharedKeys preSharedKeys: [[UInt8]]) throws(NoiseError)
+        -> (payload: [UInt8], keyIndex: Int)
+    {
+        var last = NoiseError.authenticationFailed
+        for (index, key) in preSharedKeys.enumerated() {
+            guard key.count == Self.keyLength else { throw .invalidPreSharedKey(length: key.count) }
+            var attempt = self
+            attempt.preSharedKey = key
+            do {
+                let payload = try attempt.readMessage(message)
+                self = attempt
+                return (payload, index)
+            } catch {
+                last = error
+            }
+        }
+        throw last
     }
 
     /// The transport ciphers once the handshake is complete: what this side sends with, and receives with.

@@ -108,7 +108,7 @@ let package = Package(
             name: "TuttiPeer",
             dependencies: [
                 "TuttiCore", "TuttiWire", "TuttiStream", "TuttiSession", "TuttiIO", "TuttiDiscovery", "TuttiJACK",
-                "TuttiEngine", "TuttiProcess",
+                "TuttiEngine", "TuttiProcess", "TuttiSecurity",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -119,7 +119,7 @@ let package = Package(
             name: "tutti",
             dependencies: [
                 "TuttiCore", "TuttiWire", "TuttiClock", "TuttiPeer", "TuttiEngine", "TuttiAnalysis", "TuttiIO", "TuttiProcess",
-                "TuttiLV2",
+                "TuttiLV2", "TuttiSecurity",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
@@ -157,7 +157,8 @@ let package = Package(
         .testTarget(name: "TuttiResampleTests", dependencies: ["TuttiResample", "TuttiAnalysis", "TuttiTesting"], swiftSettings: strict),
         .testTarget(
             name: "TuttiSecurityTests",
-            dependencies: ["TuttiSecurity", "TuttiTesting", .product(name: "Crypto", package: "swift-crypto")], exclude: ["Fixtures"],
+            dependencies: ["TuttiSecurity", "TuttiCore", "TuttiTesting", .product(name: "Crypto", package: "swift-crypto")],
+            exclude: ["Fixtures"],
             swiftSettings: strict),
         .testTarget(name: "TuttiSessionTests", dependencies: ["TuttiSession", "TuttiCore", "TuttiWire"], swiftSettings: strict),
         .testTarget(
@@ -172,7 +173,7 @@ let package = Package(
             name: "TuttiPeerTests",
             dependencies: [
                 "TuttiPeer", "TuttiCore", "TuttiWire", "TuttiEngine", "TuttiIO", "TuttiAnalysis", "TuttiProcess", "TuttiStream",
-                "TuttiTesting",
+                "TuttiTesting", "TuttiSecurity",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strict),

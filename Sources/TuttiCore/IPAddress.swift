@@ -131,7 +131,7 @@ public enum IPAddress: Hashable, Sendable, CustomStringConvertible {
                 guard (1...4).contains(field.count) else { return nil }
                 var group: UInt16 = 0
                 for byte in field {
-                    guard let digit = hexDigit(byte) else { return nil }
+                    guard let digit = Hex.value(ofDigit: byte) else { return nil }
                     group = group << 4 | UInt16(digit)
                 }
                 result.append(group)
@@ -147,14 +147,5 @@ public enum IPAddress: Hashable, Sendable, CustomStringConvertible {
         }
         guard let all = groups(bytes[...], last: true), all.count == 8 else { return nil }
         return all
-    }
-
-    private static func hexDigit(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case 0x30...0x39: byte - 0x30
-        case 0x41...0x46: byte - 0x41 + 10
-        case 0x61...0x66: byte - 0x61 + 10
-        default: nil
-        }
     }
 }

@@ -9,15 +9,16 @@ import Synchronization
 /// and an exclusive lock file that holds the PID of its owner (one running peer per name). Blocking file I/O
 /// through the choke point; control plane only (start-up).
 package enum StateFiles {
-    /// Creates `path` and every missing parent (`mkdir -p`), each 0755.
+    /// Creates `path` and every missing parent (`mkdir -p`), each with `mode` (0755 by default; 0700 for a
+    /// directory of secrets), less the umask.
     ///
     /// - Throws: `SystemError` naming the directory that could not be made.
-    package static func makeDirectories(_ path: String) throws(SystemError) {
+    package static func makeDirectories(_ path: String, mode: mode_t = 0o755) throws(SystemError) {
         // A relative path stays relative: its first component is created in the working directory.
         var current = path.hasPrefix("/") ? "/" : ""
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
             current += current.isEmpty || current.hasSuffix("/") ? String(component) : "/" + component
-            if system_mkdir(current, 0o755) != 0 && system_errno != EEXIST {
+            if system_mkdir(current, mode) != 0 && system_errno != EEXIST {
                 throw SystemError.current("create the state directory \(current)")
             }
         }

@@ -306,3 +306,9 @@ internal func system_getifaddrs(_ list: UnsafeMutablePointer<UnsafeMutablePointe
 
 @inline(__always)
 internal func system_freeifaddrs(_ list: UnsafeMutablePointer<ifaddrs>?) { freeifaddrs(list) }
+
+// Secret files (session keys, a peer's private key).
+internal func system_fstat(_ fd: Int32, _ status: UnsafeMutablePointer<stat>) -> Int32 { fstat(fd, status) }
+internal func system_rename(_ from: UnsafePointer<CChar>, _ to: UnsafePointer<CChar>) -> Int32 { rename(from, to) }
+internal func system_fsync(_ fd: Int32) -> Int32 { fsync(fd) }
+internal func system_fchmod(_ fd: Int32, _ mode: mode_t) -> Int32 { fchmod(fd, mode) }

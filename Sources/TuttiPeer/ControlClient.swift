@@ -5,6 +5,9 @@ import Musl
 #endif
 import NIOCore
 import NIOPosix
+import Synchronization
+import TuttiCore
+import TuttiSecurity
 import TuttiWire
 
 /// Sends one control request to a peer and waits for its response. Used by the CLI and by peers talking
@@ -15,10 +18,10 @@ public enum ControlClient {
     /// - Throws: `ControlFailure(.unreachable, …)` when the peer cannot be reached or does not answer
     ///   within `timeout`; `ControlFailure(.malformed, …)` when the answer is not a valid response.
     public static func send(
-        _ request: ControlRequest, to endpoint: ControlEndpoint, timeout: Duration = .seconds(3)
+        _ request: ControlRequest, to endpoint: ControlEndpoint, timeout: Duration = .seconds(3), credentials: ControlCredentials? = nil
     ) async throws(ControlFailure) -> ControlResponse {
         do {
-            return try await reply(to: request, fromAnyOf: [endpoint], timeout: timeout).response
+            return try await reply(to: request, fromAnyOf: [endpoint], timeout: timeout, credentials: credentials).response
         } catch {
             throw error.failure
         }
@@ -26,10 +29,11 @@ public enum ControlClient {
 
     /// Tries each endpoint in turn until one answers.
     public static func send(
-        _ request: ControlRequest, toAnyOf endpoints: [ControlEndpoint], timeout: Duration = .seconds(3)
+        _ request: ControlRequest, toAnyOf endpoints: [ControlEndpoint], timeout: Duration = .seconds(3),
+        credentials: ControlCredentials? = nil
     ) async throws(ControlFailure) -> (ControlResponse, ControlEndpoint) {
         do {
-            let reply = try await reply(to: request, fromAnyOf: endpoints, timeout: timeout)
+            let reply = try await reply(to: request, fromAnyOf: endpoints, timeout: timeout, credentials: credentials)
             return (reply.response, reply.endpoint)
         } catch {
             throw error.failure
@@ -38,15 +42,28 @@ public enum ControlClient {
 
     /// Tries each endpoint in turn (`timeout` each) until one answers; says where the answer came from, or
     /// whether every host refused the connection. A malformed answer ends the tries.
+    ///
+    /// With `credentials` (a members-only session) each connection begins with the handshake and carries the
+    /// request and answer encrypted; a peer that refuses the current key as another session's is asked again
+    /// with each older key of the ring (a key change under way), and the reply names the peer ID the answering
+    /// peer proved.
     public static func reply(
-        to request: ControlRequest, fromAnyOf endpoints: [ControlEndpoint], timeout: Duration = .seconds(3)
+        to request: ControlRequest, fromAnyOf endpoints: [ControlEndpoint], timeout: Duration = .seconds(3),
+        credentials: ControlCredentials? = nil
     ) async throws(ControlTransportFailure) -> ControlReply {
         var last = ControlTransportFailure(failure: ControlFailure(.unreachable, "no address to reach the peer"), refusedEverywhere: false)
         var refusedEverywhere = !endpoints.isEmpty
         for endpoint in endpoints {
             do {
-                let (response, address) = try await attempt(request, to: endpoint, timeout: timeout)
-                return ControlReply(response: response, endpoint: endpoint, remoteAddress: address)
+                var answer = try await attempt(request, to: endpoint, timeout: timeout, credentials: credentials, key: 0)
+                var key = 1
+                while let credentials, key < credentials.keys.keys.count, answer.proven == nil,
+                    case .failure(let failure) = answer.response, failure.code == .notMember
+                {
+                    answer = try await attempt(request, to: endpoint, timeout: timeout, credentials: credentials, key: key)
+                    key += 1
+                }
+                return ControlReply(response: answer.response, endpoint: endpoint, remoteAddress: answer.address, remotePeer: answer.proven)
             } catch {
                 guard error.failure.code == .unreachable else { throw error }
                 refusedEverywhere = refusedEverywhere && error.refusedEverywhere
@@ -57,12 +74,19 @@ public enum ControlClient {
         throw last
     }
 
+    /// One answer, with the address it came from and the peer ID its sender proved (members-only sessions).
+    private struct Answer: Sendable {
+        var response: ControlResponse
+        var address: String?
+        var proven: PeerID?
+    }
+
     private static func attempt(
-        _ request: ControlRequest, to endpoint: ControlEndpoint, timeout: Duration
-    ) async throws(ControlTransportFailure) -> (ControlResponse, String?) {
+        _ request: ControlRequest, to endpoint: ControlEndpoint, timeout: Duration, credentials: ControlCredentials?, key: Int
+    ) async throws(ControlTransportFailure) -> Answer {
         do {
-            return try await withThrowingTaskGroup(of: (ControlResponse, String?)?.self) { group in
-                group.addTask { try await exchange(request, endpoint: endpoint, timeout: timeout) }
+            return try await withThrowingTaskGroup(of: Answer?.self) { group in
+                group.addTask { try await exchange(request, endpoint: endpoint, timeout: timeout, credentials: credentials, key: key) }
                 group.addTask {
                     try await Task.sleep(for: timeout)
                     return nil
@@ -78,6 +102,10 @@ public enum ControlClient {
         } catch let error as ControlDecodingError {
             throw ControlTransportFailure(
                 failure: ControlFailure(.malformed, "peer at \(endpoint) sent an invalid answer: \(error)"), refusedEverywhere: false)
+        } catch let error as NoiseError {
+            throw ControlTransportFailure(
+                failure: ControlFailure(.notMember, "peer at \(endpoint) failed the members' handshake: \(error)"), refusedEverywhere: false
+            )
         } catch {
             throw ControlTransportFailure(
                 failure: ControlFailure(.unreachable, "cannot reach peer at \(endpoint): \(describe(error))"),
@@ -85,9 +113,9 @@ public enum ControlClient {
         }
     }
 
-    private static func exchange(_ request: ControlRequest, endpoint: ControlEndpoint, timeout: Duration) async throws
-        -> (ControlResponse, String?)?
-    {
+    private static func exchange(
+        _ request: ControlRequest, endpoint: ControlEndpoint, timeout: Duration, credentials: ControlCredentials?, key: Int
+    ) async throws -> Answer? {
         // The connection is wrapped in its NIOAsyncChannel only here, after the connect: a NIOAsyncChannel
         // that is dropped before `executeThenClose` runs traps (NIO's writer precondition), and a connect
         // whose task is cancelled by the timeout after the channel was set up would drop it. From the
@@ -112,12 +140,47 @@ public enum ControlClient {
         }
         return try await channel.executeThenClose { inbound, outbound in
             let frame = try ControlCodec.encodeRequest(ControlEnvelope(id: 1, message: request))
-            try await outbound.write(ByteBuffer(bytes: frame))
-            for try await frame in inbound {
-                switch frame {
-                case .message(let bytes): return (try ControlCodec.decodeResponse(bytes).message, remoteAddress)
-                case .oversize(let size): throw ControlDecodingError.frameTooLarge(size)
+            var handshake: ControlHandshakeInitiator?
+            var secure: SecureControlChannel?
+            var proven: PeerID?
+            if let credentials {
+                var initiator = ControlHandshakeInitiator(keyPair: credentials.keyPair, sessionKey: credentials.keys.keys[key])
+                try await outbound.write(ByteBuffer(bytes: ControlCodec.frame(payload: try initiator.firstFrame())))
+                handshake = initiator
+            } else {
+                try await outbound.write(ByteBuffer(bytes: frame))
+            }
+            for try await reply in inbound {
+                guard case .message(let bytes) = reply else {
+                    if case .oversize(let size) = reply { throw ControlDecodingError.frameTooLarge(size) }
+                    continue
                 }
+                if var initiator = handshake {
+                    handshake = nil
+                    // The responder's handshake message, or a refusal in the clear (an open peer, a full peer).
+                    do {
+                        let (final, channel, responder) = try initiator.readAnswer(bytes)
+                        var sealing = channel
+                        let body = try sealing.seal(Array(frame.dropFirst(ControlCodec.lengthPrefixBytes)))
+                        try await outbound.write(ByteBuffer(bytes: ControlCodec.frame(payload: final) + ControlCodec.frame(payload: body)))
+                        (secure, proven) = (sealing, responder)
+                        continue
+                    } catch let error as NoiseError {
+                        guard let plain = try? ControlCodec.decodeResponse(bytes) else { throw error }
+                        return Answer(response: plain.message, address: remoteAddress, proven: nil)
+                    }
+                }
+                if var channel = secure {
+                    // The answer, or (when the peer refused this key at the third message) a refusal in the clear.
+                    do {
+                        let opened = try channel.open(bytes)
+                        return Answer(response: try ControlCodec.decodeResponse(opened).message, address: remoteAddress, proven: proven)
+                    } catch let error as NoiseError {
+                        guard let plain = try? ControlCodec.decodeResponse(bytes) else { throw error }
+                        return Answer(response: plain.message, address: remoteAddress, proven: nil)
+                    }
+                }
+                return Answer(response: try ControlCodec.decodeResponse(bytes).message, address: remoteAddress, proven: nil)
             }
             throw ControlFailure(.unreachable, "peer at \(endpoint) closed the connection without answering")
         }
@@ -143,12 +206,31 @@ public enum ControlClient {
 }
 
 /// The control plane over TCP: `ControlClient`'s connections. A value; thread-safe: yes (any task).
+/// Copies share their credentials: a key change reaches every copy.
 public struct TCPControlTransport: ControlTransport {
-    public init() {}
+    private final class Shared: Sendable {
+        let credentials: Mutex<ControlCredentials?>
+        init(_ credentials: ControlCredentials?) { self.credentials = Mutex(credentials) }
+    }
+    private let shared: Shared
+
+    /// - Parameter credentials: what this side proves in a members-only session; nil: plain connections (an
+    ///   open session).
+    public init(credentials: ControlCredentials? = nil) {
+        shared = Shared(credentials)
+    }
+
+    /// What this side proves now.
+    public var credentials: ControlCredentials? { shared.credentials.withLock { $0 } }
+
+    /// Connects with `keys` from now on (a key change), keeping the key pair.
+    public func updateKeys(_ keys: SessionKeyRing) {
+        shared.credentials.withLock { $0?.keys = keys }
+    }
 
     public func reply(
         to request: ControlRequest, fromAnyOf endpoints: [ControlEndpoint], timeout: Duration
     ) async throws(ControlTransportFailure) -> ControlReply {
-        try await ControlClient.reply(to: request, fromAnyOf: endpoints, timeout: timeout)
+        try await ControlClient.reply(to: request, fromAnyOf: endpoints, timeout: timeout, credentials: credentials)
     }
 }

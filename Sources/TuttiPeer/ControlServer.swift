@@ -2,7 +2,9 @@ import Logging
 import NIOCore
 import NIOPosix
 import Synchronization
+import TuttiCore
 import TuttiIO
+import TuttiSecurity
 import TuttiSession
 import TuttiWire
 
@@ -13,15 +15,21 @@ import TuttiWire
 /// are closed at once, requests beyond an address's rate answered `busy`, and a connection that brings no
 /// whole request within the timeout is closed; each counted in `refusals`.
 ///
+/// In a members-only session (`policy.access`) a connection begins with the handshake (`ControlHandshake`):
+/// a client without the key, or with another, is answered `not-member` in one plain line and closed; after
+/// the handshake every frame is encrypted, and the handler learns the peer ID the caller proved. A frame that
+/// fails to open (forged, replayed) closes the connection.
+///
 /// Control plane: `start`, `close` from any task; `handler` runs on the server's tasks.
 final class ControlServer: Sendable {
-    typealias Handler = @Sendable (_ request: ControlRequest, _ remoteHost: String?) async -> ControlResponse
+    typealias Handler = @Sendable (_ request: ControlRequest, _ caller: ControlCaller) async -> ControlResponse
 
     private let channels: [NIOAsyncChannel<NIOAsyncChannel<ControlFrame, ByteBuffer>, Never>]
     let port: UInt16
     private let admission: Mutex<ControlAdmission>
     private let clock = MonotonicClock()
     private let closing = Synchronization.Atomic<Bool>(false)
+    private let policy: Mutex<ControlChannelPolicy>
 
     /// What every accepted connection is set up with: requests and answers are small and go out at once,
     /// so Nagle's algorithm would only delay them. TCP_NODELAY lives at the TCP level (`tcpOption`): at
@@ -39,6 +47,7 @@ final class ControlServer: Sendable {
     ///   address is not this host's.
     init(
         port: UInt16, addresses: [String] = [], limits: ControlLimits = ControlLimits(),
+        policy: ControlChannelPolicy = ControlChannelPolicy(),
         acceptedSocketOptions: [(ChannelOptions.Types.SocketOption, SocketOptionValue)] = acceptedSocketOptions
     ) async throws(PeerError) {
         let requestBytes = limits.requestBytes
@@ -86,8 +95,17 @@ final class ControlServer: Sendable {
             }
         }
         channels = bound
+        self.policy = Mutex(policy)
         admission = Mutex(ControlAdmission(limits: limits))
         self.port = UInt16(bound.first?.channel.localAddress?.port ?? Int(port))
+    }
+
+    /// The session keys new connections are admitted with (a key change: connections already open keep
+    /// theirs). Ignored by an open peer.
+    func updateKeys(_ keys: SessionKeyRing) {
+        policy.withLock { policy in
+            if case .members = policy.access { policy.access = .members(keys) }
+        }
     }
 
     /// Requests rejected as malformed since start.
@@ -155,12 +173,65 @@ final class ControlServer: Sendable {
                 channel.close(promise: nil)
             }
         }
+        let policy = policy.withLock { $0 }
         var deadline = startDeadline()
         defer { deadline.cancel() }
+        /// Answers in the clear and says the connection must close: a refusal to a client that is not a member.
+        func refuse(_ failure: ControlFailure, _ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws {
+            admission.withLock { $0.notMember() }
+            let reply = ControlEnvelope<ControlResponse>(id: 0, message: .failure(failure))
+            try await outbound.write(ByteBuffer(bytes: ControlCodec.encodeResponse(reply)))
+        }
         do {
             try await connection.executeThenClose { inbound, outbound in
+                var handshake: ControlHandshakeResponder?
+                var secure: SecureControlChannel?
+                var member: PeerID?
+                var first = true
                 for try await frame in inbound {
                     deadline.cancel()
+                    var frame = frame
+                    if case .message(let bytes) = frame {
+                        if first {
+                            first = false
+                            if ControlHandshake.isHandshake(bytes) {
+                                // A client with a key: only a members-only peer answers the handshake.
+                                guard let keys = policy.access.keys else { return try await refuse(policy.openRefusal, outbound) }
+                                var responder = ControlHandshakeResponder(keyPair: policy.keyPair, keys: keys)
+                                let answer: [UInt8]
+                                do throws(NoiseError) {
+                                    answer = try responder.answer(bytes)
+                                } catch {
+                                    return try await refuse(policy.wrongKeyRefusal, outbound)
+                                }
+                                try await outbound.write(ByteBuffer(bytes: ControlCodec.frame(payload: answer)))
+                                handshake = responder
+                                deadline = startDeadline()
+                                continue
+                            }
+                            // A plain request to a members-only peer is refused unread, unless strangers may read.
+                            if policy.access.keys != nil, !policy.publicReads { return try await refuse(policy.strangerRefusal, outbound) }
+                        } else if var responder = handshake {
+                            handshake = nil
+                            do throws(NoiseError) {
+                                (secure, member, _) = try responder.readFinal(bytes)
+                            } catch {
+                                return try await refuse(policy.wrongKeyRefusal, outbound)
+                            }
+                            deadline = startDeadline()
+                            continue
+                        } else if var channel = secure {
+                            do throws(NoiseError) {
+                                frame = .message(try channel.open(bytes))
+                                secure = channel
+                            } catch {
+                                // Not the member's next message: forged, replayed or cut. Nothing after it can be trusted.
+                                admission.withLock { $0.forbidden() }
+                                logger.warning("closed a control connection from \(remote): \(error)")
+                                return
+                            }
+                        }
+                    }
                     let request: ControlEnvelope<ControlRequest>
                     do throws(ControlDecodingError) {
                         switch frame {
@@ -177,8 +248,11 @@ final class ControlServer: Sendable {
                             logger.warning("rejected control message from \(remote) (\(total) so far): \(error)")
                         }
                         let reply = ControlEnvelope<ControlResponse>(id: 0, message: .failure(error.failure))
-                        try await outbound.write(ByteBuffer(bytes: ControlCodec.encodeResponse(reply)))
+                        try await outbound.write(ByteBuffer(bytes: try sealed(ControlCodec.encodeResponse(reply), with: &secure)))
                         return  // close: the stream cannot be trusted after a bad frame
+                    }
+                    if member == nil, !policy.allowsStrangers(request.message) {
+                        return try await refuse(policy.strangerRefusal, outbound)
                     }
                     let now = clock.now()
                     let response: ControlResponse
@@ -187,16 +261,27 @@ final class ControlServer: Sendable {
                         let limits = admission.withLock { $0.limits }
                         response = .failure(ControlFailure(.busy, refusal.message(source: remote, limits: limits)))
                     } else {
-                        response = await handler(request.message, remote)
+                        response = await handler(request.message, ControlCaller(host: remote, member: member))
+                        if case .failure(let failure) = response, failure.code == .forbidden, member != nil {
+                            admission.withLock { $0.forbidden() }
+                        }
                     }
                     let reply = ControlEnvelope(id: request.id, message: response)
-                    try await outbound.write(ByteBuffer(bytes: ControlCodec.encodeResponse(reply)))
+                    try await outbound.write(ByteBuffer(bytes: try sealed(ControlCodec.encodeResponse(reply), with: &secure)))
                     deadline = startDeadline()
                 }
             }
         } catch {
             logger.debug("control connection from \(remote) ended: \(error)")
         }
+    }
+
+    /// `frame` as it goes out: as it is on a plain connection, else its body encrypted and framed again.
+    private func sealed(_ frame: [UInt8], with channel: inout SecureControlChannel?) throws(NoiseError) -> [UInt8] {
+        guard var secure = channel else { return frame }
+        let body = try secure.seal(Array(frame.dropFirst(ControlCodec.lengthPrefixBytes)))
+        channel = secure
+        return ControlCodec.frame(payload: body)
     }
 
     /// Logs a refusal: the first ten of all, then every hundredth, so a flood does not flood the log.

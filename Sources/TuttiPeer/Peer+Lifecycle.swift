@@ -126,7 +126,7 @@ extension Peer {
         }
         switch reply.response {
         case .answer(let answer):
-            return .answered(id, answer, reached: reply.endpoint, remoteAddress: reply.remoteAddress)
+            return .answered(id, answer, reached: reply.endpoint, remoteAddress: reply.remoteAddress, receiver: reply.remotePeer)
         case .failure(let failure):
             return .refused(id, failure, unusableAnswerFrom: nil)
         default:

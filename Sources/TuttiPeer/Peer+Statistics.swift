@@ -19,11 +19,15 @@ extension Peer {
             route.muted = fader(ofPort: route.port)?.isMuted == true ? true : nil
             return route
         }
-        return PeerDescription(
+        var description = PeerDescription(
             id: id, name: name, host: Self.hostName, protocolVersion: ControlProtocol.version,
             ports: configuration.ports.map(\.descriptor), connections: connections,
             knownPeers: lifecycle.directory.knownPeers, runningSampleRates: runningSampleRates,
             filters: filterPorts.isEmpty ? nil : filterStates, routes: routes, refusals: refusals)
+        description.access = SessionAccess(
+            membersOnly: sessionKeys != nil, keyFingerprint: sessionKeys?.current.fingerprint,
+            publicReads: sessionKeys != nil && configuration.publicReads)
+        return description
     }
 
     /// What the control channel and the directory turned away since start.

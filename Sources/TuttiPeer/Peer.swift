@@ -5,6 +5,7 @@ import TuttiEngine
 import TuttiIO
 import TuttiJACK
 import TuttiProcess
+import TuttiSecurity
 import TuttiSession
 import TuttiWire
 
@@ -30,6 +31,10 @@ public actor Peer {
     let server: ControlServer
     /// Held while the peer runs: no other peer takes its name in its state directory.
     private let nameLock: PeerNameLock
+    /// The real network's transport, whose keys a key change updates (nil on a fake network).
+    let tcpTransport: TCPControlTransport?
+    /// The session keys in use now (members-only sessions), as last read from `configuration.keyFile`.
+    var sessionKeys: SessionKeyRing?
     /// Why the control channel failed, when it did: `run()` throws it.
     private var failure: PeerError?
     var stopped = false
@@ -90,12 +95,16 @@ public actor Peer {
     ) async throws(PeerError) -> Peer {
         var configuration = configuration
         try validate(configuration)
-        let (id, nameLock) = try PeerIdentity.claim(name: configuration.name, directory: configuration.stateDirectory)
+        let (keyPair, nameLock) = try PeerIdentity.claim(name: configuration.name, directory: configuration.stateDirectory)
+        let id = keyPair.peerID
         let jack = try openJACK(for: &configuration)
         let server: ControlServer
         do throws(PeerError) {
+            let policy = ControlChannelPolicy(
+                access: configuration.access, keyPair: keyPair, publicReads: configuration.publicReads, peerName: configuration.name)
             server = try await ControlServer(
-                port: configuration.controlPort, addresses: configuration.controlAddresses, limits: configuration.controlLimits)
+                port: configuration.controlPort, addresses: configuration.controlAddresses, limits: configuration.controlLimits,
+                policy: policy)
         } catch {
             jack?.close()
             throw error
@@ -123,9 +132,16 @@ public actor Peer {
                 logger.warning("cannot run the beat clock (\(error)); media is timed on the wall clock")
             }
         }
+        var environment = environment
+        var tcp: TCPControlTransport?
+        if environment.transport is TCPControlTransport {
+            // The real network: this peer's own requests prove its key pair and the session key.
+            tcp = TCPControlTransport(credentials: configuration.access.keys.map { ControlCredentials(keys: $0, keyPair: keyPair) })
+            environment.transport = tcp!
+        }
         let peer = Peer(
             configuration: configuration, id: id, nameLock: nameLock, server: server, link: link, jack: jack, logger: logger,
-            environment: environment)
+            environment: environment, tcpTransport: tcp)
         do throws(PeerError) {
             try await peer.startJACK()
         } catch {
@@ -169,10 +185,12 @@ public actor Peer {
 
     private init(
         configuration: PeerConfiguration, id: PeerID, nameLock: PeerNameLock, server: ControlServer, link: LinkService?,
-        jack: JACKClient?, logger: Logger, environment: PeerEnvironment
+        jack: JACKClient?, logger: Logger, environment: PeerEnvironment, tcpTransport: TCPControlTransport?
     ) {
         self.configuration = configuration
         self.environment = environment
+        self.tcpTransport = tcpTransport
+        sessionKeys = configuration.access.keys
         self.link = link
         self.jack = jack
         self.id = id
@@ -224,12 +242,13 @@ public actor Peer {
         await withDiscardingTaskGroup { group in
             group.addTask { [server, logger] in
                 do throws(PeerError) {
-                    try await server.run(logger: logger) { request, remote in await self.handle(request, remoteHost: remote) }
+                    try await server.run(logger: logger) { request, caller in await self.handle(request, from: caller) }
                 } catch {
                     await self.controlChannelFailed(error)
                 }
             }
             group.addTask { await self.watchConnections() }
+            group.addTask { await self.watchKeyFile() }
             group.addTask {
                 for await event in self.discoveryEvents { await self.discoveryEvent(event) }
             }
@@ -285,7 +304,19 @@ public actor Peer {
 
     /// Answers one control request. Control plane.
     public func handle(_ request: ControlRequest, remoteHost: String?) async -> ControlResponse {
+        await handle(request, from: ControlCaller(host: remoteHost))
+    }
+
+    /// Answers one control request from `caller`. In a members-only session a member may connect and
+    /// disconnect anything, but speaks only in its own name: a hello, bye or offer must carry the peer ID its
+    /// handshake proved, and only an end of a connection may tear it down or tell of its upstream. Control plane.
+    public func handle(_ request: ControlRequest, from caller: ControlCaller) async -> ControlResponse {
+        let remoteHost = caller.host
         guard !stopped else { return .failure(ControlFailure(.busy, "peer \(name) is stopping")) }
+        if let member = caller.member, let refusal = lifecycle.refusal(of: request, from: member) {
+            logger.warning("refused a \(request.typeName) from \(remoteHost ?? "?"): \(refusal.message)")
+            return .failure(refusal)
+        }
         var generator = SystemRandomNumberGenerator()
         switch request {
         case .describe: return .description(describe())

@@ -24,7 +24,8 @@ public enum PeerBrowser {
     ///   - wanted: peer names to look for; browsing ends as soon as all are found (empty: browse for `wait`).
     /// - Returns: the peers found, sorted by name, and a one-line note when discovery was unavailable.
     public static func find(
-        explicit: [ControlEndpoint], useDiscovery: Bool, wait: Duration = .milliseconds(1500), wanted: [String] = []
+        explicit: [ControlEndpoint], useDiscovery: Bool, wait: Duration = .milliseconds(1500), wanted: [String] = [],
+        credentials: ControlCredentials? = nil
     ) async -> (peers: [SessionPeer], note: String?) {
         let found = Mutex<[String: [ControlEndpoint]]>([:])
         let problem = Mutex<String?>(nil)
@@ -64,7 +65,7 @@ public enum PeerBrowser {
 
         var candidates = found.withLock { $0 }.map { SessionPeer(name: $0.key, endpoints: $0.value) }
         candidates += explicit.map { SessionPeer(name: $0.description, endpoints: [$0]) }
-        var described = await describeAll(candidates)
+        var described = await describeAll(candidates, credentials: credentials)
         // One hop further: peers that the answering peers know (they browse all the time, and hear a new
         // peer's hello before Avahi has finished probing its name) but this browse did not find.
         let answered = Set(described.compactMap { $0.description?.id })
@@ -76,7 +77,7 @@ public enum PeerBrowser {
             }
         }
         // Hearsay: only the ones that answer are listed.
-        described += await describeAll(Array(introduced.values)).filter { $0.description != nil }
+        described += await describeAll(Array(introduced.values), credentials: credentials).filter { $0.description != nil }
         // The same peer may be both discovered and named explicitly: keep one entry per peer ID.
         var seen = Set<String>()
         var unique = [SessionPeer]()
@@ -91,18 +92,20 @@ public enum PeerBrowser {
     }
 
     /// Asks every candidate to describe itself, concurrently.
-    private static func describeAll(_ candidates: [SessionPeer]) async -> [SessionPeer] {
+    private static func describeAll(_ candidates: [SessionPeer], credentials: ControlCredentials?) async -> [SessionPeer] {
         await withTaskGroup(of: SessionPeer.self) { group in
             for candidate in candidates {
                 group.addTask {
                     var peer = candidate
                     do throws(ControlFailure) {
                         let (response, reached) = try await ControlClient.send(
-                            .describe, toAnyOf: candidate.endpoints, timeout: .seconds(2))
+                            .describe, toAnyOf: candidate.endpoints, timeout: .seconds(2), credentials: credentials)
                         if case .description(let description) = response {
                             peer.description = description
                             peer.name = description.name
                             peer.endpoints = [reached] + candidate.endpoints.filter { $0 != reached }
+                        } else if case .failure(let failure) = response {
+                            peer.problem = failure.message
                         } else {
                             peer.problem = "answered describe with \(response.typeName)"
                         }

@@ -21,7 +21,16 @@ public struct PeerConfiguration: Sendable {
     public var rtpAllowed: [IPPrefix] = []
     /// How much of the control channel clients may take (connections, rate, time, size).
     public var controlLimits = ControlLimits()
-    /// Where the peer keeps its identity (`<name>.id`).
+    /// Who may join the session: anyone (`.open`, the library's default; the CLI asks for it explicitly) or the
+    /// holders of its key (`.members`).
+    public var access: PeerAccess = .open
+    /// The file a members-only session's keys came from: the peer reads it again every 2 s, so a key change
+    /// (`tutti key change`, `add`, `retire`) needs no restart. Nil: the keys stay as given.
+    public var keyFile: String? = nil
+    /// In a members-only session, answer `describe` and `stats` to anyone (a public status screen); the rest
+    /// stays for members.
+    public var publicReads = false
+    /// Where the peer keeps its identity (`<name>.key`, its private key; `<name>.id`, the ID it proves).
     public var stateDirectory: String
     public var ports: [PortConfiguration]
     /// Peers to know without DNS-SD (for `describe`'s known peers and for networks without mDNS).

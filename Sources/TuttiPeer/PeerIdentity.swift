@@ -1,30 +1,55 @@
 import TuttiCore
 import TuttiIO
+import TuttiSecurity
 
-/// Loads the peer's stable ID from `<directory>/<name>.id`, creating the directory and a new random ID the
-/// first time (the files through `StateFiles`, TuttiIO). Control plane (blocking file I/O at start-up).
+/// Loads the peer's key pair from `<directory>/<name>.key` (mode 0600), creating the directory and a new key
+/// pair the first time; the peer's ID is derived from its public key (`PeerKeyPair.peerID`), so in a
+/// members-only session a peer proves its ID in every handshake. `<name>.id` holds the ID for people and
+/// scripts to read; the key file is what counts. Control plane (blocking file I/O at start-up).
 enum PeerIdentity {
-    /// Takes the name (`PeerNameLock`: one running peer per name and state directory), then loads its ID.
+    /// Takes the name (`PeerNameLock`: one running peer per name and state directory), then loads its key pair.
     ///
-    /// - Throws: a one-line `PeerError`: the name is taken (by which process), or the state directory is
-    ///   not writable (and how to choose another).
-    static func claim(name: String, directory: String) throws(PeerError) -> (id: PeerID, lock: PeerNameLock) {
+    /// - Throws: a one-line `PeerError`: the name is taken (by which process), the state directory is not
+    ///   writable (and how to choose another), or the key file is damaged or open to other users.
+    static func claim(name: String, directory: String) throws(PeerError) -> (keyPair: PeerKeyPair, lock: PeerNameLock) {
         try makeDirectories(directory)
         let lock = try PeerNameLock.acquire(name: name, directory: directory)
-        return (try load(name: name, directory: directory), lock)
+        do throws(PeerError) {
+            return (try load(name: name, directory: directory), lock)
+        } catch {
+            lock.release()
+            throw error
+        }
     }
 
-    static func load(name: String, directory: String) throws(PeerError) -> PeerID {
-        let path = "\(directory)/\(name).id"
-        if let text = StateFiles.readLine(path), let id = PeerID(text.filter { !$0.isWhitespace }) { return id }
-        try makeDirectories(directory)
-        var generator = SystemRandomNumberGenerator()
-        let id = PeerID.random(using: &generator)
-        do throws(SystemError) { try StateFiles.writeLine(id.rawValue, to: path) } catch {
-            throw PeerError(
-                "cannot write the peer's state file \(path) (\(error.reason)); choose a writable state directory with --state-dir DIR")
+    static func load(name: String, directory: String) throws(PeerError) -> PeerKeyPair {
+        let path = "\(directory)/\(name).key"
+        var stored: String?
+        do throws(SecretFile.Failure) {
+            stored = try SecretFile.read(path)
+        } catch .missing {
+            stored = nil
+        } catch {
+            throw PeerError("cannot read the peer's key file: \(error)")
         }
-        return id
+        let keyPair: PeerKeyPair
+        if let stored {
+            guard let pair = PeerKeyPair(hex: stored) else {
+                throw PeerError(
+                    "the peer's key file \(path) is damaged (not a private key in hex); move it away to give peer \(name) a new identity")
+            }
+            keyPair = pair
+        } else {
+            keyPair = PeerKeyPair()
+            do throws(SecretFile.Failure) {
+                try SecretFile.write(keyPair.hex + "\n", to: path)
+            } catch {
+                throw PeerError("cannot write the peer's key file (\(error)); choose a writable state directory with --state-dir DIR")
+            }
+        }
+        // For people and scripts: the ID the key proves. Failing to write it is not fatal.
+        try? StateFiles.writeLine(keyPair.peerID.rawValue, to: "\(directory)/\(name).id")
+        return keyPair
     }
 
     /// The default state directory: `$XDG_STATE_HOME/tutti`, else `~/.local/state/tutti`, else `/tmp/tutti-state`.

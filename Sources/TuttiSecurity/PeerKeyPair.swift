@@ -14,19 +14,14 @@ public struct PeerKeyPair: Sendable {
 
     /// Reads the state file's form: the private key's 32 bytes in hex (64 digits, whitespace ignored).
     public init?(hex: String) {
-        let digits = Array(hex.utf8.filter { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) })
-        guard digits.count == 64 else { return nil }
-        var bytes: [UInt8] = []
-        for index in stride(from: 0, to: 64, by: 2) {
-            guard let high = Self.nibble(digits[index]), let low = Self.nibble(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        guard let key = try? Curve25519.KeyAgreement.PrivateKey(rawRepresentation: bytes) else { return nil }
+        guard let bytes = Hex.bytes(hex.filter { !$0.isWhitespace }), bytes.count == 32,
+            let key = try? Curve25519.KeyAgreement.PrivateKey(rawRepresentation: bytes)
+        else { return nil }
         self.init(privateKey: key)
     }
 
     /// The state file's form of the private key.
-    public var hex: String { Self.hex(Array(privateKey.rawRepresentation)) }
+    public var hex: String { Hex.string(privateKey.rawRepresentation) }
 
     /// The peer ID this key pair proves.
     public var peerID: PeerID { Self.peerID(for: privateKey.publicKey) }
@@ -35,25 +30,6 @@ public struct PeerKeyPair: Sendable {
     /// key, in hex (the 32 digits every peer ID has).
     public static func peerID(for publicKey: Curve25519.KeyAgreement.PublicKey) -> PeerID {
         let digest = SHA256.hash(data: Array("tutti peer id".utf8) + Array(publicKey.rawRepresentation))
-        return PeerID(hex(Array(digest.prefix(16))))!  // 32 lowercase hex digits: always a valid ID
-    }
-
-    private static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef")
-        var text = ""
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 15)])
-        }
-        return text
-    }
-
-    private static func nibble(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case 0x30...0x39: digit - 0x30
-        case 0x61...0x66: digit - 0x61 + 10
-        case 0x41...0x46: digit - 0x41 + 10
-        default: nil
-        }
+        return PeerID(Hex.string(digest.prefix(16)))!  // 32 lowercase hex digits: always a valid ID
     }
 }

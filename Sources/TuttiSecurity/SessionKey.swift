@@ -1,5 +1,6 @@
 import Crypto
 import CryptoExtras
+import TuttiCore
 
 /// The secret a members-only session shares: 32 random bytes, the pre-shared key of every control
 /// connection's Noise handshake. Whoever holds it is a member.
@@ -105,10 +106,7 @@ public struct SessionKey: Hashable, Sendable, CustomStringConvertible {
     /// A short name for the key that does not give it away (the first 4 bytes of its SHA-256, in hex), so two
     /// hosts can compare which key they hold.
     public var fingerprint: String {
-        SHA256.hash(data: Array("tutti key fingerprint".utf8) + bytes).prefix(4).map { byte in
-            let hex = Array("0123456789abcdef")
-            return String([hex[Int(byte >> 4)], hex[Int(byte & 15)]])
-        }.joined()
+        Hex.string(SHA256.hash(data: Array("tutti key fingerprint".utf8) + bytes).prefix(4))
     }
 
     /// Never the key itself: logs and errors show the fingerprint.

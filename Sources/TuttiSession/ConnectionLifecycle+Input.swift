@@ -32,8 +32,9 @@ extension ConnectionLifecycle {
 
         // MARK: Outcomes of actions
         /// The receiver answered `sendOffer` from `reached`; `remoteAddress` is the numeric address the control
-        /// connection went to, when the edge knows it.
-        case answered(ConnectionID, StreamAnswer, reached: ControlEndpoint, remoteAddress: String?)
+        /// connection went to, when the edge knows it; `receiver` the peer ID the receiver proved in a members-only
+        /// session's handshake.
+        case answered(ConnectionID, StreamAnswer, reached: ControlEndpoint, remoteAddress: String?, receiver: PeerID? = nil)
         /// The receiver refused the offer; or answered something unusable (`unusableAnswerFrom` set: it is told
         /// to drop the connection).
         case refused(ConnectionID, ControlFailure, unusableAnswerFrom: ControlEndpoint?)

@@ -36,6 +36,9 @@ extension ConnectionLifecycle {
         var endpoints: [ControlEndpoint]
         /// The endpoint that answered the offer: the peer endpoint of the live connection.
         var reached: ControlEndpoint?
+        /// The peer ID the receiver proved when it answered (members-only sessions): the one other peer that may
+        /// tear the connection down.
+        var receiverPeerID: PeerID? = nil
         var plan: SendPlan?
         /// The `connect` request, until answered.
         var connect: RequestID?
@@ -216,7 +219,8 @@ extension ConnectionLifecycle {
     // MARK: - Outcomes
 
     mutating func answered(
-        _ id: ConnectionID, _ answer: StreamAnswer, reached: ControlEndpoint, remoteAddress: String?, now: HostTime
+        _ id: ConnectionID, _ answer: StreamAnswer, reached: ControlEndpoint, remoteAddress: String?, receiver: PeerID? = nil,
+        now: HostTime
     ) -> [Action] {
         guard var entry = sending[id] else {
             // A late answer: the receiver holds a connection nobody sends to.
@@ -225,6 +229,7 @@ extension ConnectionLifecycle {
         guard case .offering(let cancel) = entry.phase, let offer = entry.offer else { return [] }
         let key = EntryKey(id: id, role: .sending)
         entry.reached = reached
+        entry.receiverPeerID = receiver
         sending[id] = entry
         if let cancel {
             return replyConnect(id, cancelled(entry, cancel))

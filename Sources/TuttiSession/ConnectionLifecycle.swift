@@ -147,8 +147,8 @@ package struct ConnectionLifecycle: Sendable {
         case .discovered(let peer): return discovered(peer)
         case .vanished(let name): return vanished(name)
         case .renamed(let name): return renamed(to: name)
-        case .answered(let id, let answer, let reached, let remoteAddress):
-            return answered(id, answer, reached: reached, remoteAddress: remoteAddress, now: now)
+        case .answered(let id, let answer, let reached, let remoteAddress, let receiver):
+            return answered(id, answer, reached: reached, remoteAddress: remoteAddress, receiver: receiver, now: now)
         case .refused(let id, let failure, let unusable): return refused(id, failure, unusableAnswerFrom: unusable)
         case .unreachable(let id, let failure): return unreachable(id, failure)
         case .started(let id, .sending, _): return sendingStarted(id, now: now)

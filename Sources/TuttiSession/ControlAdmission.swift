@@ -100,6 +100,12 @@ package struct ControlAdmission: Sendable {
     /// A request was malformed (or its frame too large); the connection is closed.
     package mutating func malformed() { counters.malformed &+= 1 }
 
+    /// A client that is not a member of a members-only session was turned away.
+    package mutating func notMember() { counters.notMembers = (counters.notMembers ?? 0) &+ 1 }
+
+    /// A member's request was refused as beyond its rights, or a transport message failed to open.
+    package mutating func forbidden() { counters.forbidden = (counters.forbidden ?? 0) &+ 1 }
+
     /// How many addresses are tracked now.
     package var trackedSources: Int { sources.count }
 

@@ -105,13 +105,18 @@ public enum ControlCodec {
         return length
     }
 
+    /// `payload` behind its 4-byte big-endian length: a whole frame (a JSON message, or a handshake or
+    /// encrypted message of a members-only session).
+    public static func frame(payload: some Collection<UInt8>) -> [UInt8] {
+        let length = UInt32(payload.count)
+        return [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)] + Array(payload)
+    }
+
     private static func frame(_ value: some Encodable) -> [UInt8]? {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         guard let json = try? encoder.encode(value) else { return nil }
-        let length = UInt32(json.count)
-        return [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
-            + Array(json)
+        return frame(payload: json)
     }
 
     private static func decode<T: Decodable>(_ json: [UInt8]) throws(ControlDecodingError) -> T {

@@ -162,6 +162,9 @@ public struct ControlFailure: Error, Hashable, Sendable, Codable, CustomStringCo
         case busy
         /// The peer's configuration does not allow it (an `rtp://` destination outside `--allow-rtp`).
         case forbidden
+        /// The peer's session is members-only and the client is not a member: it holds no session key, or
+        /// another one (the handshake failed).
+        case notMember = "not-member"
         case unreachable
         case notFound = "not-found"
         case internalError = "internal"

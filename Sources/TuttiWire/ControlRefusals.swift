@@ -17,6 +17,12 @@ public struct ControlRefusals: Hashable, Sendable, Codable {
     /// discovery datagrams that could not be read. Nil from older peers.
     public var linkStatesTurnedAway: UInt64? = nil
     public var linkMalformed: UInt64? = nil
+    /// Connections of a members-only session from a client that is not a member: a handshake with another
+    /// session key (or broken off), or a plain request. Nil from older peers.
+    public var notMembers: UInt64? = nil
+    /// Requests a member may not make: a hello or offer in another peer's name, a teardown of a connection
+    /// the caller is not an end of, or a transport message that failed to open (forged or replayed).
+    public var forbidden: UInt64? = nil
 
     public init() {}
 
@@ -31,6 +37,7 @@ public struct ControlRefusals: Hashable, Sendable, Codable {
             (peersTurnedAway, "peer turned away", "peers turned away"),
             (linkStatesTurnedAway ?? 0, "beat-clock peer turned away", "beat-clock peers turned away"),
             (linkMalformed ?? 0, "malformed beat-clock message", "malformed beat-clock messages"),
+            (notMembers ?? 0, "not a member", "not members"), (forbidden ?? 0, "forbidden request", "forbidden requests"),
         ].filter { $0.0 > 0 }.map { "\($0.0) \($0.0 == 1 ? $0.1 : $0.2)" }.joined(separator: ", ")
     }
 }

@@ -1,3 +1,5 @@
+import TuttiCore
+
 /// How a peer's control plane reaches other peers: one request, one response, trying the endpoints in turn.
 /// The real one is TCP (`TCPControlTransport` in TuttiPeer); tests give an in-memory network
 /// (`FakeControlNetwork` in TuttiTesting). Implementations are called from the peer's actor and from its tasks:
@@ -19,11 +21,14 @@ public struct ControlReply: Hashable, Sendable {
     public var endpoint: ControlEndpoint
     /// The numeric address the control connection went to (no IPv6 zone), when the transport knows it.
     public var remoteAddress: String?
+    /// The peer ID the answering peer proved in a members-only session's handshake; nil on a plain connection.
+    public var remotePeer: PeerID?
 
-    public init(response: ControlResponse, endpoint: ControlEndpoint, remoteAddress: String?) {
+    public init(response: ControlResponse, endpoint: ControlEndpoint, remoteAddress: String?, remotePeer: PeerID? = nil) {
         self.response = response
         self.endpoint = endpoint
         self.remoteAddress = remoteAddress
+        self.remotePeer = remotePeer
     }
 }
 

@@ -234,6 +234,9 @@ public struct PeerDescription: Hashable, Sendable, Codable {
     public var routes: [PortRoutes]?
     /// What the peer's control channel and directory turned away since it started. Nil from older peers.
     public var refusals: ControlRefusals?
+    /// Who may join the peer's session: members only (with the key's fingerprint) or anyone. Nil from older
+    /// peers, which are all open.
+    public var access: SessionAccess?
 
     public init(
         id: PeerID, name: String, host: String, protocolVersion: Int, ports: [PortDescriptor],

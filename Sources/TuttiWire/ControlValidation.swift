@@ -110,6 +110,9 @@ public enum ControlValidation {
                     }
                 }
             }
+            if let fingerprint = body.access?.keyFingerprint {
+                try require(SessionAccess.isValidFingerprint(fingerprint), "access.keyFingerprint is not 8 hex digits")
+            }
             try checkList(body.knownPeers, "knownPeers")
             for peer in body.knownPeers {
                 try checkText(peer.name, "knownPeers.name")

@@ -19,6 +19,9 @@ struct ConfigFile {
     var link: Bool?
     var peers: [ControlEndpoint] = []
     var ports: [PortConfiguration] = []
+    var keyFile: String?
+    var open: Bool?
+    var publicReads: Bool?
 
     static func load(path: String) throws -> ConfigFile {
         let text: String
@@ -34,7 +37,7 @@ struct ConfigFile {
         var config = ConfigFile()
         let known: Set<String> = [
             "name", "control-port", "control-address", "allow-rtp", "period", "conceal", "realtime-priority", "state-dir", "discovery",
-            "link", "peers",
+            "link", "peers", "key-file", "open", "public-reads",
             "sender",
             "receiver", "filter",
         ]
@@ -56,6 +59,12 @@ struct ConfigFile {
         if let value = table["discovery"] {
             guard let flag = value.bool else { throw CLIError("config \(path): discovery must be true or false") }
             config.discovery = flag
+        }
+        config.keyFile = try string(table, "key-file", path).map { resolve($0, relativeTo: base) }
+        for (key, keyPath) in [("open", \ConfigFile.open), ("public-reads", \ConfigFile.publicReads)] {
+            guard let value = table[key] else { continue }
+            guard let flag = value.bool else { throw CLIError("config \(path): \(key) must be true or false") }
+            config[keyPath: keyPath] = flag
         }
         if let value = table["link"] {
             guard let flag = value.bool else { throw CLIError("config \(path): link must be true or false") }

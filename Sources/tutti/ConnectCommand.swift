@@ -171,18 +171,20 @@ struct ConnectCommand: AsyncParsableCommand {
             let hops = try self.hops
             var wanted = [hops[0].source.peer]
             for hop in hops { if case .port(let argument) = hop.destination { wanted.append(argument.peer) } }
-            let peers = await session.findPeers(wanted: wanted)
+            let peers = try await session.findPeers(wanted: wanted)
+            let credentials = try session.credentials()
             // The hops this command connected (not those that were connected already), to undo if a later one fails.
             var made: [(summary: ConnectionSummary, sender: SessionPeer)] = []
             for (index, hop) in hops.enumerated() {
                 do {
-                    let (summary, sender, isNew) = try await connectHop(hop.source, to: hop.destination, in: peers)
+                    let (summary, sender, isNew) = try await connectHop(
+                        hop.source, to: hop.destination, in: peers, credentials: credentials)
                     if isNew { made.append((summary, sender)) }
                 } catch {
                     // Nothing half-connected: undo what this command made before the hop that failed.
                     for (summary, sender) in made.reversed() {
                         _ = try? await ControlClient.send(
-                            .disconnect(DisconnectRequest(connectionID: summary.id)), toAnyOf: sender.endpoints)
+                            .disconnect(DisconnectRequest(connectionID: summary.id)), toAnyOf: sender.endpoints, credentials: credentials)
                     }
                     guard index > 0 else { throw error }
                     let undone =
@@ -198,7 +200,7 @@ struct ConnectCommand: AsyncParsableCommand {
     /// Connects one hop and prints it; returns the connection, the peer that sends it, and whether this command
     /// made it (not already connected).
     private func connectHop(
-        _ source: PortArgument, to destination: ConnectTarget, in peers: [SessionPeer]
+        _ source: PortArgument, to destination: ConnectTarget, in peers: [SessionPeer], credentials: ControlCredentials?
     ) async throws -> (ConnectionSummary, SessionPeer, isNew: Bool) {
         do {
             let (sender, sourcePort) = try session.resolve(source, as: .sender, in: peers)
@@ -231,7 +233,8 @@ struct ConnectCommand: AsyncParsableCommand {
             let response: ControlResponse
             let reached: ControlEndpoint
             do {
-                (response, reached) = try await ControlClient.send(.connect(request), toAnyOf: sender.endpoints, timeout: .seconds(8))
+                (response, reached) = try await ControlClient.send(
+                    .connect(request), toAnyOf: sender.endpoints, timeout: .seconds(8), credentials: credentials)
             } catch {
                 throw CLIError("cannot connect \(sourceReference) to \(request.destination): \(error.message)")
             }
@@ -359,7 +362,8 @@ struct DisconnectCommand: AsyncParsableCommand {
                 }
             let receiverPeer: String? = if case .port(let argument)? = target { argument.peer } else { nil }
             let wanted = [source.peer] + (receiverPeer.map { [$0] } ?? [])
-            let peers = await session.findPeers(wanted: wanted)
+            let peers = try await session.findPeers(wanted: wanted)
+            let credentials = try session.credentials()
             // Ask the sender's peer; if it is gone, the receiver's peer can still drop its end.
             var targets = [SessionPeer]()
             if let sender = try? session.peer(named: source.peer, in: peers) { targets.append(sender) }
@@ -377,7 +381,8 @@ struct DisconnectCommand: AsyncParsableCommand {
                 let named = (source: canonical(source), destination: destination.map(canonical))
                 let request = DisconnectRequest(source: named.source, destination: named.destination)
                 do {
-                    let (response, _) = try await ControlClient.send(.disconnect(request), toAnyOf: target.endpoints)
+                    let (response, _) = try await ControlClient.send(
+                        .disconnect(request), toAnyOf: target.endpoints, credentials: credentials)
                     switch response {
                     case .disconnected(let count):
                         if json {

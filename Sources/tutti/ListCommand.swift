@@ -24,7 +24,7 @@ struct ListCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let peers = await session.findPeers()
+            let peers = try await session.findPeers()
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -46,7 +46,13 @@ struct ListCommand: AsyncParsableCommand {
             return ["\(peer.name)  (not answering: \(peer.problem ?? "?"))"]
         }
         let address = addressForOtherHosts(peer.endpoints).map(\.description) ?? "?"
-        var lines = ["\(description.name)  id \(description.id.short)  host \(description.host)  control \(address)"]
+        // Who may join: worth seeing at a glance on a network one does not own.
+        let access = description.access.map { access in
+            access.membersOnly
+                ? "  members only (key \(access.keyFingerprint ?? "?"))\(access.publicReads ? ", public reads" : "")"
+                : "  OPEN session: anyone on the network may join"
+        }
+        var lines = ["\(description.name)  id \(description.id.short)  host \(description.host)  control \(address)" + (access ?? "")]
         let nameWidth = description.ports.map(\.name.count).max() ?? 0
         for port in description.ports {
             let rates = port.sampleRates.map(String.init).joined(separator: "/")

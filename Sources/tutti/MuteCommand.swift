@@ -63,13 +63,14 @@ struct MuteTarget: ParsableArguments {
                 case .rtp(let address)?: address.portReference
                 case nil: nil
                 }
-            let peers = await session.findPeers(wanted: [reference.peer])
+            let peers = try await session.findPeers(wanted: [reference.peer])
+            let credentials = try session.credentials()
             let target = try session.peer(named: reference.peer, in: peers)
             let request = MuteRequest(port: reference.port, destination: destination, muted: muting)
             let verb = muting ? "mute" : "unmute"
             let response: ControlResponse
             do {
-                (response, _) = try await ControlClient.send(.mute(request), toAnyOf: target.endpoints)
+                (response, _) = try await ControlClient.send(.mute(request), toAnyOf: target.endpoints, credentials: credentials)
             } catch let failure as ControlFailure {
                 throw CLIError("cannot \(verb) \(reference): \(failure.message)")
             }

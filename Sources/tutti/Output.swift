@@ -28,6 +28,16 @@ func reportingErrors(_ body: () async throws -> Void) async throws {
     }
 }
 
+/// `reportingErrors(_:)` for a command that never waits (no async work).
+func reportingErrorsSynchronously(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let error as CLIError {
+        printError("tutti: \(error.message)")
+        throw ExitCode.failure
+    }
+}
+
 /// As `reportingErrors(_:)`; with `json`, a failure also prints the command's JSON object for it
 /// (`failure(message)`) on standard output, so a script reads one shape whatever happened.
 func reportingErrors<Failure: Encodable>(json: Bool, as failure: (String) -> Failure, _ body: () async throws -> Void) async throws {

@@ -91,6 +91,11 @@ struct PeerCommand: AsyncParsableCommand {
     @Option(name: .customLong("peer"), help: ArgumentHelp("A peer to know without DNS-SD (repeatable).", valueName: "HOST:PORT"))
     var peers: [ControlEndpoint] = []
 
+    @OptionGroup var keys: KeyOptions
+
+    @Flag(name: .customLong("public-reads"), help: "In a members-only session, answer ls and stats to anyone (the rest stays for members).")
+    var publicReads = false
+
     @Flag(name: .customLong("no-discovery"), help: "Do not publish or browse through Avahi.")
     var noDiscovery = false
 
@@ -150,6 +155,20 @@ struct PeerCommand: AsyncParsableCommand {
             configuration.controlAddresses = try Self.controlAddresses(controlAddresses.isEmpty ? file.controlAddresses : controlAddresses)
             configuration.rtpAllowed = try Self.rtpPrefixes(allowRTP.isEmpty ? file.allowRTP : allowRTP)
             configuration.explicitPeers = file.peers + peers
+            switch try keys.choice(configKeyFile: file.keyFile, configOpen: file.open) {
+            case .open: configuration.access = .open
+            case .members(let ring, let path):
+                configuration.access = .members(ring)
+                configuration.keyFile = path
+            case .none:
+                throw CLIError(
+                    "choose who may join this peer's session: make a session key with 'tutti key new' and copy its file to the other hosts (members only), or run an open session that anyone on the network can join with --open"
+                )
+            }
+            configuration.publicReads = publicReads || file.publicReads == true
+            if configuration.publicReads, configuration.access == .open {
+                throw CLIError("--public-reads is for a members-only session; in an open session anyone reads anyway")
+            }
             configuration.discovery = !noDiscovery && (file.discovery ?? true)
             if noLink || file.link == false {
                 configuration.link = nil
@@ -185,6 +204,16 @@ struct PeerCommand: AsyncParsableCommand {
             let logger = Logger(label: "tutti.peer")
             let peer: Peer
             do throws(PeerError) { peer = try await Peer.start(configuration, logger: logger) } catch { throw CLIError(error.message) }
+            switch configuration.access {
+            case .open:
+                logger.warning(
+                    "open session: anyone who can reach this peer may list, connect and disconnect; 'tutti key new' makes a key for a session only its members can join"
+                )
+            case .members(let ring):
+                logger.info(
+                    "members-only session: session key \(ring.current.fingerprint)\(configuration.keyFile.map { " from \($0)" } ?? " from $TUTTI_KEY")"
+                )
+            }
 
             // Stop cleanly on SIGINT/SIGTERM: tear connections down, withdraw the service, finalise files.
             SignalHandling.setHandler { _ in Task { await peer.stop() } }
@@ -204,6 +233,7 @@ struct PeerCommand: AsyncParsableCommand {
                     ? "" : ", rtp:// to \(configuration.rtpAllowed.map(\.description).joined(separator: " "))")
                 + (configuration.explicitPeers.isEmpty
                     ? "" : ", peers \(configuration.explicitPeers.map(\.description).joined(separator: " "))")
+                + (configuration.access.keys.map { ", members only (session key \($0.current.fingerprint))" } ?? ", open session")
         ]
         for port in configuration.ports {
             let descriptor = port.descriptor

@@ -45,7 +45,7 @@ struct SDPCommand: AsyncParsableCommand {
         try await reportingErrors {
             let port = selection.flatMap(PortReference.init(parsing:))
             let peerName = port?.peer ?? selection
-            let peers = await session.findPeers(wanted: peerName.map { [$0] } ?? [])
+            let peers = try await session.findPeers(wanted: peerName.map { [$0] } ?? [])
             let chosen = try peerName.map { [try session.peer(named: $0, in: peers)] } ?? peers.filter { $0.description != nil }
             var descriptions = [SessionDescription]()
             var entries = [Entry]()

@@ -16,15 +16,25 @@ struct SessionOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Seconds to browse for peers.", valueName: "SECONDS"))
     var browse: Double = 1.5
 
+    @OptionGroup var keys: KeyOptions
+
     func validate() throws {
         if noDiscovery && peers.isEmpty { throw ValidationError("--no-discovery needs at least one --peer HOST:PORT") }
         if !(browse > 0 && browse <= 30) { throw ValidationError("--browse must be between 0 and 30 seconds") }
     }
 
+    /// What this command proves to the peers of a members-only session (nil: it speaks plainly).
+    ///
+    /// - Throws: a one-line `CLIError` when the key cannot be read.
+    func credentials() throws -> ControlCredentials? { try keys.clientCredentials() }
+
     /// Browses and describes the session's peers, reporting a discovery problem on stderr.
-    func findPeers(wanted: [String] = []) async -> [SessionPeer] {
+    ///
+    /// - Throws: a one-line `CLIError` when the session key cannot be read.
+    func findPeers(wanted: [String] = []) async throws -> [SessionPeer] {
         let (peers, note) = await PeerBrowser.find(
-            explicit: self.peers, useDiscovery: !noDiscovery, wait: .milliseconds(Int64(browse * 1000)), wanted: wanted)
+            explicit: self.peers, useDiscovery: !noDiscovery, wait: .milliseconds(Int64(browse * 1000)), wanted: wanted,
+            credentials: try credentials())
         if let note { printError("note: \(note)") }
         return peers
     }
@@ -38,6 +48,13 @@ struct SessionOptions: ParsableArguments {
         }) {
             if let problem = match.problem { throw CLIError("peer \(match.name) does not answer: \(problem)") }
             return match
+        }
+        // A peer that would not answer (not a member, unreachable) may be the one asked for: say why.
+        if let silent = peers.first(where: { $0.description == nil && $0.problem != nil }), let problem = silent.problem {
+            let answering = peers.filter { $0.description != nil }.map(\.name).sorted()
+            throw CLIError(
+                "no peer named '\(name)' answered; \(silent.name) did not: \(problem)"
+                    + (answering.isEmpty ? "" : " (answering: \(answering.joined(separator: ", ")))"))
         }
         let names = peers.map(\.name).sorted()
         guard !names.isEmpty else {

@@ -60,12 +60,13 @@ struct SetCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors(json: json, as: { Result(status: "error", error: $0) }) {
             let reference = try port.reference
-            let peers = await session.findPeers(wanted: [reference.peer])
+            let peers = try await session.findPeers(wanted: [reference.peer])
+            let credentials = try session.credentials()
             let target = try session.peer(named: reference.peer, in: peers)
             let request = SetParametersRequest(port: reference.port, settings: try settings)
             let response: ControlResponse
             do {
-                (response, _) = try await ControlClient.send(.setParameters(request), toAnyOf: target.endpoints)
+                (response, _) = try await ControlClient.send(.setParameters(request), toAnyOf: target.endpoints, credentials: credentials)
             } catch let failure as ControlFailure {
                 throw CLIError("cannot set \(reference): \(failure.message)")
             }

@@ -56,20 +56,21 @@ struct StatsCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let peers = await session.findPeers()
+            let peers = try await session.findPeers()
+            let credentials = try session.credentials()
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             // Nothing to watch is not a failure (as for 'ls'): say where to look, print the empty report, stop.
             guard !peers.isEmpty else {
                 printError("note: no peers found (is 'tutti peer' running, and avahi-daemon up? or use --peer HOST:PORT)")
-                if json { print(String(decoding: try encoder.encode(await Self.report(of: [])), as: UTF8.self)) }
+                if json { print(String(decoding: try encoder.encode(await Self.report(of: [], credentials: credentials)), as: UTF8.self)) }
                 return
             }
             let refreshes = count ?? (json ? 1 : Int.max)
             let interactive = system_isatty(1) == 1 && !json
             for index in 0..<refreshes {
                 if index > 0 { try await Task.sleep(for: .milliseconds(Int64(interval * 1000))) }
-                let report = await Self.report(of: peers)
+                let report = await Self.report(of: peers, credentials: credentials)
                 if json {
                     print(String(decoding: try encoder.encode(report), as: UTF8.self))
                     flushStandardOutput()
@@ -84,7 +85,7 @@ struct StatsCommand: AsyncParsableCommand {
     }
 
     /// Asks every peer for its statistics; a peer that does not answer is reported with the reason.
-    static func report(of peers: [SessionPeer]) async -> StatsReport {
+    static func report(of peers: [SessionPeer], credentials: ControlCredentials?) async -> StatsReport {
         var report = StatsReport(time: Date().timeIntervalSince1970, peers: [])
         for peer in peers {
             guard peer.description != nil else {
@@ -92,7 +93,7 @@ struct StatsCommand: AsyncParsableCommand {
                 continue
             }
             do {
-                switch try await ControlClient.send(.statistics, toAnyOf: peer.endpoints).0 {
+                switch try await ControlClient.send(.statistics, toAnyOf: peer.endpoints, credentials: credentials).0 {
                 case .statistics(let list): report.peers.append(.init(peer: peer.name, statistics: list))
                 case .failure(let failure): report.peers.append(.init(peer: peer.name, statistics: [], error: failure.description))
                 default: report.peers.append(.init(peer: peer.name, statistics: [], error: "answered something else than statistics"))

@@ -37,6 +37,6 @@ struct Tutti: AsyncParsableCommand {
         version: TuttiVersion.description,
         subcommands: [
             PeerCommand.self, ListCommand.self, ConnectCommand.self, DisconnectCommand.self, StatsCommand.self,
-            SetCommand.self, MuteCommand.self, UnmuteCommand.self, SDPCommand.self, ClockCommand.self, AnalyzeCommand.self,
+            SetCommand.self, MuteCommand.self, UnmuteCommand.self, SDPCommand.self, ClockCommand.self, KeyCommand.self, AnalyzeCommand.self,
         ])
 }

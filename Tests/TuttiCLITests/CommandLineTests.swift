@@ -9,6 +9,7 @@ final class CommandLineTests: XCTestCase {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        process.environment = TestSession.childEnvironment()
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let output = Pipe()
         let error = Pipe()
@@ -65,7 +66,7 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(
             stage.output,
             """
-            peer stage: control port any, period 64 frames, discovery on, beat clock on, realtime priority 70
+            peer stage: control port any, period 64 frames, discovery on, beat clock on, realtime priority 70, members only (session key 738e0004)
               sender click "Click 1 kHz": 2ch, 48000/44100 Hz, L24/L16/OPUS, tone 1000.0 Hz at 0.5
               sender mic "stdin": 1ch, 48000 Hz, L24/L16/OPUS, stdin s16le
               receiver monitor "monitor.wav": 2ch, 48000/44100/96000 Hz, L24/L16/OPUS, wav \(configs.path)/monitor.wav
@@ -98,7 +99,7 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(
             flags.output,
             """
-            peer desk: control port any, period 64 frames, discovery off, beat clock off, realtime priority 70
+            peer desk: control port any, period 64 frames, discovery off, beat clock off, realtime priority 70, members only (session key 738e0004)
               sender send "JACK send": 2ch, the JACK server's rate, L24/L16/OPUS, jack tutti-desk:send_1…send_2
               receiver return "JACK return": 1ch, the JACK server's rate, L24/L16/OPUS, jack tutti-desk:return_1, connect system:playback_
 
@@ -109,7 +110,7 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(
             file.output,
             """
-            peer desk: control port any, period 64 frames, discovery on, beat clock on, realtime priority 70
+            peer desk: control port any, period 64 frames, discovery on, beat clock on, realtime priority 70, members only (session key 738e0004)
               sender send "JACK send": 2ch, the JACK server's rate, L24/L16/OPUS, jack tutti-desk:send_1…send_2, connect system:capture_
               receiver return "JACK return": 2ch, the JACK server's rate, L24/L16/OPUS, jack tutti-desk:return_1…return_2
 
@@ -139,7 +140,7 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(
             flags.output,
             """
-            peer desk: control port any, period 64 frames, discovery off, beat clock off, realtime priority 70
+            peer desk: control port any, period 64 frames, discovery off, beat clock off, realtime priority 70, members only (session key 738e0004)
               sender beat "Click every 250 ms": 2ch, 48000/44100/96000 Hz, L24/L16/OPUS, click every 250.0 ms of the shared clock at 0.5
               receiver rec "takes.wav": 2ch, 48000/44100/96000 Hz, L24/L16/OPUS, wav \(directory)/takes.wav, a file per track, separate: 3 tracks of 2ch played 15.0 ms after capture
               receiver mon "mon": 2ch, 48000/44100/96000 Hz, L24/L16/OPUS, null, separate: 2 tracks of 2ch played 10.0 ms after capture, monitor on stdout s16le

@@ -25,7 +25,7 @@ final class EveryCommandTests: XCTestCase {
         var refusal: String
     }
 
-    private static let session = ["--peer <HOST:PORT>", "--no-discovery", "--browse <SECONDS>"]
+    private static let session = ["--peer <HOST:PORT>", "--no-discovery", "--browse <SECONDS>", "--key-file <FILE>", "--open"]
 
     private static let commands: [Command] = [
         Command(
@@ -33,14 +33,15 @@ final class EveryCommandTests: XCTestCase {
             options: [
                 "--name <NAME>", "--config <FILE>", "--sender <SPEC>", "--receiver <SPEC>", "--filter <SPEC>", "--control-port <PORT>",
                 "--control-address <IP>", "--allow-rtp <PREFIX>",
-                "--peer <HOST:PORT>", "--no-discovery", "--no-link", "--link-interface <NAME>", "--period <FRAMES>",
+                "--peer <HOST:PORT>", "--key-file <FILE>", "--open", "--public-reads", "--no-discovery", "--no-link",
+                "--link-interface <NAME>", "--period <FRAMES>",
                 "--conceal <MODE>", "--no-drift-compensation", "--realtime-priority <N>", "--state-dir <DIR>",
                 "--log-level <log-level>", "--dry-run",
             ],
             bad: ["--control-port", "70000"], refusal: "The value '70000' is invalid for '--control-port <PORT>'"),
         Command(
             type: ListCommand.self, name: "ls",
-            usage: "tutti ls [--peer <HOST:PORT> ...] [--no-discovery] [--browse <SECONDS>] [--json]",
+            usage: "tutti ls [--peer <HOST:PORT> ...] [--no-discovery] [--browse <SECONDS>] [--key-file <FILE>] [--open] [--json]",
             options: session + ["--json"],
             bad: ["--browse", "0"], refusal: "--browse must be between 0 and 30 seconds"),
         Command(
@@ -58,35 +59,37 @@ final class EveryCommandTests: XCTestCase {
         Command(
             type: DisconnectCommand.self, name: "disconnect",
             usage:
-                "tutti disconnect <PEER:PORT> [<PEER:PORT|rtp://HOST:PORT>] [--json] [--peer <HOST:PORT> ...] [--no-discovery] [--browse <SECONDS>]",
+                "tutti disconnect <PEER:PORT> [<PEER:PORT|rtp://HOST:PORT>] [--json] [--peer <HOST:PORT> ...] [--no-discovery] [--browse <SECONDS>] [--key-file <FILE>] [--open]",
             arguments: ["<PEER:PORT>", "<PEER:PORT|rtp://HOST:PORT>"], options: ["--json"] + session, required: ["a:out"],
             bad: ["nocolon"], refusal: "name the sender port as PEER:PORT ('nocolon' has no port; 'tutti ls' lists them)"),
         Command(
             type: StatsCommand.self, name: "stats",
             usage:
-                "tutti stats [--peer <HOST:PORT> ...] [--no-discovery] [--browse <SECONDS>] [--json] [--wide] [--interval <SECONDS>] [--count <count>]",
+                "tutti stats [--peer <HOST:PORT> ...] [--no-discovery] [--browse <SECONDS>] [--key-file <FILE>] [--open] [--json] [--wide] [--interval <SECONDS>] [--count <count>]",
             options: session + ["--json", "--wide", "--interval <SECONDS>", "--count <count>"],
             bad: ["--interval", "0.01"], refusal: "--interval must be between 0.1 and 3600 seconds"),
         Command(
             type: SetCommand.self, name: "set",
-            usage: "tutti set <PEER:PORT> [<NAME=VALUE> ...] [--json] [--peer <HOST:PORT> ...] [--no-discovery] [--browse <SECONDS>]",
+            usage:
+                "tutti set <PEER:PORT> [<NAME=VALUE> ...] [--json] [--peer <HOST:PORT> ...] [--no-discovery] [--browse <SECONDS>] [--key-file <FILE>] [--open]",
             arguments: ["<PEER:PORT>", "<NAME=VALUE>"], options: ["--json"] + session, required: ["fx:vox", "db=-6"],
             bad: ["fx:vox", "db"], refusal: "'db' is not NAME=VALUE, e.g. db=-6"),
         Command(
             type: MuteCommand.self, name: "mute",
             usage:
-                "tutti mute <PEER:PORT> [<PEER:PORT|rtp://HOST:PORT>] [--json] [--peer <HOST:PORT> ...] [--no-discovery] [--browse <SECONDS>]",
+                "tutti mute <PEER:PORT> [<PEER:PORT|rtp://HOST:PORT>] [--json] [--peer <HOST:PORT> ...] [--no-discovery] [--browse <SECONDS>] [--key-file <FILE>] [--open]",
             arguments: ["<PEER:PORT>", "<PEER:PORT|rtp://HOST:PORT>"], options: ["--json"] + session, required: ["stage:vox"],
             bad: ["stage"], refusal: "name the port as PEER:PORT ('stage' has no port; 'tutti ls' lists them)"),
         Command(
             type: UnmuteCommand.self, name: "unmute",
             usage:
-                "tutti unmute <PEER:PORT> [<PEER:PORT|rtp://HOST:PORT>] [--json] [--peer <HOST:PORT> ...] [--no-discovery] [--browse <SECONDS>]",
+                "tutti unmute <PEER:PORT> [<PEER:PORT|rtp://HOST:PORT>] [--json] [--peer <HOST:PORT> ...] [--no-discovery] [--browse <SECONDS>] [--key-file <FILE>] [--open]",
             arguments: ["<PEER:PORT>", "<PEER:PORT|rtp://HOST:PORT>"], options: ["--json"] + session, required: ["stage:vox"],
             bad: ["stage:vox", "foh"], refusal: "name the receiver port as PEER:PORT ('foh' has no port; 'tutti ls' lists them)"),
         Command(
             type: SDPCommand.self, name: "sdp",
-            usage: "tutti sdp [<PEER[:PORT]>] [--connection <ID>] [--json] [--peer <HOST:PORT> ...] [--no-discovery] [--browse <SECONDS>]",
+            usage:
+                "tutti sdp [<PEER[:PORT]>] [--connection <ID>] [--json] [--peer <HOST:PORT> ...] [--no-discovery] [--browse <SECONDS>] [--key-file <FILE>] [--open]",
             arguments: ["<PEER[:PORT]>"], options: ["--connection <ID>", "--json"] + session,
             bad: ["--connection", "XYZ"], refusal: "--connection must be 16 lowercase hex digits"),
         Command(
@@ -96,6 +99,9 @@ final class EveryCommandTests: XCTestCase {
                 "--interval <SECONDS>", "--count <count>", "--serve", "--name <NAME>", "--sample-every <MS>", "--log-changes",
             ],
             bad: ["--tempo", "5"], refusal: "--tempo must be between 20 and 999 bpm"),
+        Command(
+            type: KeyCommand.self, name: "key", usage: "tutti key <subcommand>", options: [],
+            bad: ["add", "--file"], refusal: "Missing value for '--file <FILE>'"),
         Command(
             type: AnalyzeCommand.self, name: "analyze",
             usage:

@@ -8,7 +8,9 @@ import XCTest
 /// HelpTextTests` rewrites the copies.
 final class HelpTextTests: XCTestCase {
     private static let helpDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Help")
-    private static let commands = ["peer", "ls", "connect", "disconnect", "stats", "set", "mute", "unmute", "sdp", "clock", "analyze"]
+    private static let commands = [
+        "peer", "ls", "connect", "disconnect", "stats", "set", "mute", "unmute", "sdp", "clock", "key", "analyze",
+    ]
 
     func testEveryCommandHasACheckedInHelpText() throws {
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.helpDirectory.path).sorted()

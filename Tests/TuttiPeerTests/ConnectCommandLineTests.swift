@@ -30,7 +30,7 @@ final class ConnectCommandLineTests: XCTestCase {
     }
 
     private func connections(of peer: Peer) async throws -> [ConnectionSummary] {
-        guard case .description(let description) = try await ControlClient.send(.describe, to: peer.endpoint) else { return [] }
+        guard case .description(let description) = try await TestControl.send(.describe, to: peer.endpoint) else { return [] }
         return description.connections
     }
 
@@ -57,8 +57,8 @@ final class ConnectCommandLineTests: XCTestCase {
             source: PortReference(peer: "stage", port: "click"), destination: PortReference(peer: "foh", port: "in"),
             destinationEndpoints: [foh.endpoint], options: ConnectOptions())
         let endpoint = stage.endpoint
-        async let first = ControlClient.send(.connect(request), to: endpoint, timeout: .seconds(5))
-        async let second = ControlClient.send(.connect(request), to: endpoint, timeout: .seconds(5))
+        async let first = TestControl.send(.connect(request), to: endpoint, timeout: .seconds(5))
+        async let second = TestControl.send(.connect(request), to: endpoint, timeout: .seconds(5))
         let responses = try await [first, second]
         let connected = responses.filter { if case .connected = $0 { true } else { false } }
         XCTAssertEqual(connected.count, 1, "\(responses)")

@@ -5,6 +5,7 @@ import Foundation
 import TuttiCore
 import TuttiEngine
 import TuttiPeer
+import TuttiSecurity
 import TuttiTesting
 import TuttiWire
 import XCTest
@@ -13,7 +14,7 @@ import XCTest
 /// was killed (its host refuses the probe), and a receiver frees a connection whose media never came.
 final class ConnectionLifecycleEdgeTests: XCTestCase {
     private func connections(of endpoint: ControlEndpoint) async throws -> [ConnectionSummary] {
-        guard case .description(let description) = try await ControlClient.send(.describe, to: endpoint) else {
+        guard case .description(let description) = try await TestControl.send(.describe, to: endpoint) else {
             XCTFail("describe did not answer a description")
             return []
         }
@@ -49,7 +50,7 @@ final class ConnectionLifecycleEdgeTests: XCTestCase {
         let request = ConnectRequest(
             source: PortReference(peer: "tx", port: "out"), destination: PortReference(peer: "rx", port: "in"),
             destinationEndpoints: [receiver], options: ConnectOptions())
-        let answer = try await ControlClient.send(.connect(request), to: sender.endpoint, timeout: .seconds(8))
+        let answer = try await TestControl.send(.connect(request), to: sender.endpoint, timeout: .seconds(8))
         guard case .connected = answer else { return XCTFail("expected connected, got \(answer)") }
         var playing = false
         for _ in 0..<60 where !playing {
@@ -73,11 +74,13 @@ final class ConnectionLifecycleEdgeTests: XCTestCase {
         let receiver = try await lab.start("rx", ports: [.receiver(name: "in", sink: .null)])
         var generator = SystemRandomNumberGenerator()
         // An offer from a sender that never sends (its control port has no listener: the teardown is refused).
+        // The test speaks as that sender, with its key pair: a member may offer only in its own name.
+        let ghost = PeerKeyPair()
         let offer = StreamOffer(
-            connectionID: ConnectionID.random(using: &generator), senderPeerID: PeerID(String(repeating: "c", count: 32))!,
+            connectionID: ConnectionID.random(using: &generator), senderPeerID: ghost.peerID,
             source: PortReference(peer: "ghost", port: "out"), destination: PortReference(peer: "rx", port: "in"), channels: 2,
             sampleRates: [48_000], sampleFormats: [.l24], options: ConnectOptions(), captureClock: .realtime, senderControlPort: 9)
-        let answer = try await ControlClient.send(.offer(offer), to: receiver.endpoint)
+        let answer = try await TestControl.send(.offer(offer), to: receiver.endpoint, as: ghost)
         guard case .answer = answer else { return XCTFail("expected an answer, got \(answer)") }
         let answered = ContinuousClock.now
         let listed = try await connections(of: receiver.endpoint)

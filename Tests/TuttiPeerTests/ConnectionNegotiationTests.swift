@@ -11,11 +11,11 @@ final class ConnectionNegotiationTests: XCTestCase {
         let request = ConnectRequest(
             source: PortReference(parsing: source)!, destination: PortReference(parsing: destination)!,
             destinationEndpoints: [receiver.endpoint], options: options)
-        return try await ControlClient.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
+        return try await TestControl.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
     }
 
     private func connections(of peer: Peer) async throws -> [ConnectionSummary] {
-        guard case .description(let description) = try await ControlClient.send(.describe, to: peer.endpoint) else {
+        guard case .description(let description) = try await TestControl.send(.describe, to: peer.endpoint) else {
             XCTFail("describe did not answer a description")
             return []
         }
@@ -36,13 +36,13 @@ final class ConnectionNegotiationTests: XCTestCase {
         var received: UInt64 = 0
         for _ in 0..<40 where received < 50 {
             try await Task.sleep(for: .milliseconds(50))
-            if case .statistics(let list) = try await ControlClient.send(.statistics, to: receiver.endpoint) {
+            if case .statistics(let list) = try await TestControl.send(.statistics, to: receiver.endpoint) {
                 received = list.first?.packetsReceived ?? 0
             }
         }
         XCTAssertGreaterThanOrEqual(received, 50)
 
-        let disconnected = try await ControlClient.send(
+        let disconnected = try await TestControl.send(
             .disconnect(DisconnectRequest(source: PortReference(peer: "a", port: "out"))), to: sender.endpoint)
         XCTAssertEqual(disconnected, .disconnected(count: 1))
         let remainingOnSender = try await connections(of: sender)
@@ -69,7 +69,7 @@ final class ConnectionNegotiationTests: XCTestCase {
         var statistics: ConnectionStatistics?
         for _ in 0..<40 where (statistics?.packetsReceived ?? 0) < 200 {
             try await Task.sleep(for: .milliseconds(50))
-            if case .statistics(let list) = try await ControlClient.send(.statistics, to: receiver.endpoint) { statistics = list.first }
+            if case .statistics(let list) = try await TestControl.send(.statistics, to: receiver.endpoint) { statistics = list.first }
         }
         let received = try XCTUnwrap(statistics)
         XCTAssertGreaterThanOrEqual(received.packetsReceived, 200)
@@ -110,7 +110,7 @@ final class ConnectionNegotiationTests: XCTestCase {
         var statistics: ConnectionStatistics?
         for _ in 0..<40 where (statistics?.packetsReceived ?? 0) < 100 {
             try await Task.sleep(for: .milliseconds(50))
-            if case .statistics(let list) = try await ControlClient.send(.statistics, to: receiver.endpoint) { statistics = list.first }
+            if case .statistics(let list) = try await TestControl.send(.statistics, to: receiver.endpoint) { statistics = list.first }
         }
         let received = try XCTUnwrap(statistics)
         XCTAssertGreaterThanOrEqual(received.packetsReceived, 100)
@@ -166,7 +166,7 @@ final class ConnectionNegotiationTests: XCTestCase {
         let request = ConnectRequest(
             source: PortReference(peer: "a", port: "out"), destination: PortReference(peer: "gone", port: "in"),
             destinationEndpoints: [ControlEndpoint(host: "127.0.0.1", port: 9)], options: ConnectOptions())
-        let response = try await ControlClient.send(.connect(request), to: sender.endpoint, timeout: .seconds(8))
+        let response = try await TestControl.send(.connect(request), to: sender.endpoint, timeout: .seconds(8))
         guard case .failure(let failure) = response else { return XCTFail("expected a failure, got \(response)") }
         XCTAssertEqual(failure.code, .unreachable)
         XCTAssertTrue(failure.message.hasPrefix("cannot reach gone: "), failure.message)

@@ -37,7 +37,8 @@ final class HostileControlInputTests: XCTestCase {
 
     func testMalformedFramesGetAnErrorAndTheConnectionCloses() async throws {
         var lab = LoopbackPeers()
-        let peer = try await lab.start("victim", ports: [.receiver(name: "in", sink: .null)])
+        // Open: the control parser itself faces the hostile input (a members-only peer refuses it unread).
+        let peer = try await lab.start("victim", ports: [.receiver(name: "in", sink: .null)], access: .open)
         let port = peer.controlPort
         let inputs: [(String, [UInt8], ControlFailure.Code)] = [
             ("not JSON", frame("hello"), .malformed),

@@ -5,6 +5,7 @@ import TuttiEngine
 import Logging
 import TuttiCore
 import TuttiPeer
+import TuttiTesting
 import TuttiWire
 import XCTest
 
@@ -19,9 +20,14 @@ struct LoopbackPeers {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tutti-peer-tests-\(UInt32.random(in: 0 ... .max))").path
     }
 
-    /// - Parameter rtpAllowed: where the peer may stream plain RTP (`--allow-rtp`); none by default.
-    mutating func start(_ name: String, ports: [PortConfiguration], rtpAllowed: [String] = []) async throws -> Peer {
+    /// - Parameters:
+    ///   - rtpAllowed: where the peer may stream plain RTP (`--allow-rtp`); none by default.
+    ///   - access: the test session (members only, `TestSession.keys`) by default.
+    mutating func start(
+        _ name: String, ports: [PortConfiguration], rtpAllowed: [String] = [], access: PeerAccess = TestSession.access
+    ) async throws -> Peer {
         var configuration = PeerConfiguration(name: name, stateDirectory: directory, ports: ports)
+        configuration.access = access
         configuration.rtpAllowed = rtpAllowed.map { IPPrefix(parsing: $0)! }
         configuration.discovery = false
         // No beat clock: Link multicasts, and these peers run in the machine's own network namespace.

@@ -52,6 +52,7 @@ final class OutputFailureCommandLineTests: XCTestCase {
             "peer", "--name", "rx", "--no-discovery", "--no-link", "--control-port", "0", "--realtime-priority", "0",
             "--state-dir", directory, "--receiver", "mon=stdout",
         ]
+        process.environment = TestSession.childEnvironment()
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle(forWritingAtPath: log)
@@ -71,14 +72,14 @@ final class OutputFailureCommandLineTests: XCTestCase {
         let request = ConnectRequest(
             source: PortReference(peer: "tx", port: "out"), destination: PortReference(peer: "rx", port: "mon"),
             destinationEndpoints: [receiver], options: ConnectOptions())
-        let answer = try await ControlClient.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
+        let answer = try await TestControl.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
         guard case .connected = answer else { return XCTFail("expected connected, got \(answer)") }
         let connected = ContinuousClock.now
 
         // The receiving peer shows the failure within a second.
         var failedAfter: Duration?
         while failedAfter == nil, ContinuousClock.now - connected < .seconds(3) {
-            if case .description(let description) = try await ControlClient.send(.describe, to: receiver),
+            if case .description(let description) = try await TestControl.send(.describe, to: receiver),
                 description.connections.first?.state == .failed
             {
                 failedAfter = ContinuousClock.now - connected
@@ -114,7 +115,7 @@ final class OutputFailureCommandLineTests: XCTestCase {
         XCTAssertTrue(stats.output.contains("output failed: \(reason)"), stats.output)
 
         // A new connection to the dead output is refused, with the reason.
-        let again = try await ControlClient.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
+        let again = try await TestControl.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
         guard case .failure(let refusal) = again else { return XCTFail("expected a refusal, got \(again)") }
         XCTAssertTrue(refusal.message.contains("mon cannot play: \(reason)"), refusal.message)
 
@@ -148,6 +149,7 @@ final class OutputFailureCommandLineTests: XCTestCase {
             "--fsize=\(limit)", "--", tutti, "peer", "--name", "rx", "--no-discovery", "--no-link", "--control-port", "0",
             "--realtime-priority", "0", "--state-dir", directory, "--receiver", "in=wav,path=\(take)",
         ]
+        process.environment = TestSession.childEnvironment()
         process.standardError = FileHandle(forWritingAtPath: log)
         process.standardInput = FileHandle.nullDevice
         try process.run()
@@ -161,14 +163,14 @@ final class OutputFailureCommandLineTests: XCTestCase {
         let request = ConnectRequest(
             source: PortReference(peer: "tx", port: "out"), destination: PortReference(peer: "rx", port: "in"),
             destinationEndpoints: [receiver], options: ConnectOptions(sampleFormat: .l24))
-        let answer = try await ControlClient.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
+        let answer = try await TestControl.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
         guard case .connected = answer else { return XCTFail("expected connected, got \(answer)") }
 
         // About a second fills the file; the connection fails with the reason soon after, and counts what is lost.
         var reason: String?
         let connected = ContinuousClock.now
         while ContinuousClock.now - connected < .seconds(6) {
-            if case .description(let description) = try await ControlClient.send(.describe, to: receiver),
+            if case .description(let description) = try await TestControl.send(.describe, to: receiver),
                 let connection = description.connections.first, connection.state == .failed,
                 let failure = connection.failureReason, failure.hasSuffix("s not recorded since)")
             {

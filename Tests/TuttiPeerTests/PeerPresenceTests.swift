@@ -1,10 +1,14 @@
 import TuttiCore
 import TuttiPeer
+import TuttiSecurity
+import TuttiTesting
 import TuttiWire
 import XCTest
 
 /// `hello` and `bye` over real control channels on loopback: a running peer knows a new peer as soon as it
-/// says hello and forgets it when it says bye; a hello under a name another peer holds is ignored.
+/// says hello and forgets it when it says bye; a hello under a name another peer holds is ignored. The
+/// directory's rules are tested on open peers, where the test may speak for any peer; in a members-only
+/// session a member speaks only in its own name.
 final class PeerPresenceTests: XCTestCase {
     private func knownPeers(of peer: Peer) async throws -> [KnownPeer] {
         guard case .description(let description) = try await ControlClient.send(.describe, to: peer.endpoint) else {
@@ -20,9 +24,9 @@ final class PeerPresenceTests: XCTestCase {
 
     func testHelloMakesAPeerKnownAndByeForgetsIt() async throws {
         var lab = LoopbackPeers()
-        let a = try await lab.start("a", ports: [])
-        let b = try await lab.start("b", ports: [])
-        let c = try await lab.start("c", ports: [])
+        let a = try await lab.start("a", ports: [], access: .open)
+        let b = try await lab.start("b", ports: [], access: .open)
+        let c = try await lab.start("c", ports: [], access: .open)
 
         let reply = try await ControlClient.send(.hello(presence(of: b, name: "b")), to: a.endpoint)
         XCTAssertEqual(reply, .done)
@@ -51,8 +55,8 @@ final class PeerPresenceTests: XCTestCase {
 
     func testAStoppingPeerSaysByeToThePeersItKnows() async throws {
         var lab = LoopbackPeers()
-        let a = try await lab.start("a", ports: [])
-        let b = try await lab.start("b", ports: [])
+        let a = try await lab.start("a", ports: [], access: .open)
+        let b = try await lab.start("b", ports: [], access: .open)
         _ = try await ControlClient.send(.hello(presence(of: a, name: "a")), to: b.endpoint)
         _ = try await ControlClient.send(.hello(presence(of: b, name: "b")), to: a.endpoint)
         let before = try await knownPeers(of: a)
@@ -66,8 +70,8 @@ final class PeerPresenceTests: XCTestCase {
 
     func testBrowserListsPeersThatAnsweringPeersKnow() async throws {
         var lab = LoopbackPeers()
-        let a = try await lab.start("a", ports: [])
-        let b = try await lab.start("b", ports: [])
+        let a = try await lab.start("a", ports: [], access: .open)
+        let b = try await lab.start("b", ports: [], access: .open)
         _ = try await ControlClient.send(.hello(presence(of: b, name: "b")), to: a.endpoint)
         // A peer known only by hearsay that does not answer is not listed.
         let ghost = PeerPresence(id: PeerID("0123456789abcdef0123456789abcdef")!, name: "ghost", controlPort: 9)
@@ -77,6 +81,53 @@ final class PeerPresenceTests: XCTestCase {
         XCTAssertNil(note)
         XCTAssertEqual(peers.map(\.name), ["a", "b"])
         XCTAssertEqual(peers.map { $0.description?.id }, [a.id, b.id])
+        await lab.stopAll()
+    }
+
+    func testInAMembersOnlySessionAMemberSpeaksOnlyInItsOwnName() async throws {
+        var lab = LoopbackPeers()
+        let a = try await lab.start("a", ports: [])
+        let b = try await lab.start("b", ports: [])
+        let member = PeerKeyPair()
+        let own = PeerPresence(id: member.peerID, name: "k", controlPort: 9)
+        let reply = try await TestControl.send(.hello(own), to: a.endpoint, as: member)
+        XCTAssertEqual(reply, .done)
+        // In b's name, from another member: refused, and b stays unknown.
+        guard case .failure(let forged) = try await TestControl.send(.hello(presence(of: b, name: "b")), to: a.endpoint, as: member)
+        else { return XCTFail("a hello in another peer's name was taken") }
+        XCTAssertEqual(forged.code, .forbidden)
+        XCTAssertTrue(forged.message.contains(b.id.rawValue), forged.message)
+        guard case .failure(let bye) = try await TestControl.send(.bye(presence(of: b, name: "k")), to: a.endpoint, as: member) else {
+            return XCTFail("a bye in another peer's name was taken")
+        }
+        XCTAssertEqual(bye.code, .forbidden)
+        var known = try await TestControl.send(.describe, to: a.endpoint)
+        guard case .description(let description) = known else { return XCTFail("\(known)") }
+        XCTAssertEqual(description.knownPeers.map(\.name), ["k"])
+        XCTAssertEqual(description.access, SessionAccess(membersOnly: true, keyFingerprint: TestSession.keys.current.fingerprint))
+
+        // A host without the key, or with another, is refused before anything is read, in one line each.
+        let plain = try await ControlClient.send(.describe, to: a.endpoint)
+        guard case .failure(let stranger) = plain else { return XCTFail("a stranger was answered \(plain)") }
+        XCTAssertEqual(stranger.code, .notMember)
+        XCTAssertTrue(stranger.message.contains("members-only session and this host has no session key"), stranger.message)
+        let other = ControlCredentials(keys: SessionKeyRing([SessionKey.random()]))
+        let wrong = try await ControlClient.send(.describe, to: a.endpoint, credentials: other)
+        guard case .failure(let outsider) = wrong else { return XCTFail("a peer of another session was answered \(wrong)") }
+        XCTAssertEqual(outsider.code, .notMember)
+        XCTAssertTrue(outsider.message.contains("another session key"), outsider.message)
+        // A member of this session will not talk to an open peer.
+        let open = try await lab.start("open", ports: [], access: .open)
+        guard case .failure(let refused) = try await TestControl.send(.describe, to: open.endpoint) else {
+            return XCTFail("a member talked to an open peer")
+        }
+        XCTAssertEqual(refused.code, .notMember)
+        XCTAssertTrue(refused.message.contains("open session"), refused.message)
+
+        known = try await TestControl.send(.describe, to: a.endpoint)
+        guard case .description(let after) = known else { return XCTFail("\(known)") }
+        XCTAssertEqual(after.refusals?.notMembers, 2)
+        XCTAssertEqual(after.refusals?.forbidden, 2)
         await lab.stopAll()
     }
 }

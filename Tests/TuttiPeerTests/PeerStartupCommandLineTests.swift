@@ -186,7 +186,7 @@ final class PeerStartupCommandLineTests: XCTestCase {
             setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
             close(client)
         }
-        let response = try await ControlClient.send(.describe, to: peer.endpoint)
+        let response = try await TestControl.send(.describe, to: peer.endpoint)
         guard case .description(let description) = response else { return XCTFail("\(response)") }
         XCTAssertEqual(description.name, "resets")
         await lab.stopAll()

@@ -21,18 +21,18 @@ final class ReceiverTakeTests: XCTestCase {
         let request = ConnectRequest(
             source: PortReference(peer: "tx", port: "out"), destination: PortReference(peer: "rx", port: port),
             destinationEndpoints: [receiver.endpoint], options: ConnectOptions(sampleRate: sampleRate))
-        let answer = try await ControlClient.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
+        let answer = try await TestControl.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
         guard case .connected(let summary) = answer else { throw PeerError("expected connected, got \(answer)") }
         return summary.id
     }
 
     /// Disconnects on the sender, and waits until the receiver has let the connection go.
     private func disconnect(_ sender: Peer, from receiver: Peer) async throws {
-        let answer = try await ControlClient.send(
+        let answer = try await TestControl.send(
             .disconnect(DisconnectRequest(source: PortReference(peer: "tx", port: "out"))), to: sender.endpoint)
         XCTAssertEqual(answer, .disconnected(count: 1))
         for _ in 0..<100 {
-            if case .description(let description) = try await ControlClient.send(.describe, to: receiver.endpoint),
+            if case .description(let description) = try await TestControl.send(.describe, to: receiver.endpoint),
                 description.connections.isEmpty
             {
                 return
@@ -199,7 +199,7 @@ final class ReceiverTakeTests: XCTestCase {
         while failed == nil, ContinuousClock.now - start < .seconds(5) {
             try await Task.sleep(for: .milliseconds(20))
             if full == nil, (size(path) ?? 0) >= 240 * 1024 { full = .now }
-            if case .description(let description) = try await ControlClient.send(.describe, to: receiver.endpoint),
+            if case .description(let description) = try await TestControl.send(.describe, to: receiver.endpoint),
                 let connection = description.connections.first, connection.state == .failed
             {
                 failed = connection
@@ -209,7 +209,7 @@ final class ReceiverTakeTests: XCTestCase {
         XCTAssertEqual(connection.failureReason, "cannot write \(path): No space left on device; recording stopped")
         let filled = try XCTUnwrap(full, "the file never filled the disk")
         XCTAssertLessThan(ContinuousClock.now - filled, .seconds(1))
-        if case .statistics(let list) = try await ControlClient.send(.statistics, to: receiver.endpoint) {
+        if case .statistics(let list) = try await TestControl.send(.statistics, to: receiver.endpoint) {
             XCTAssertEqual(list.first?.state, .failed)
             XCTAssertEqual(list.first?.failureReason, connection.failureReason)
         } else {

@@ -1,4 +1,5 @@
 import Foundation
+import TuttiTesting
 
 /// A program left running (a `tutti peer`), its standard output and error going to `log`. Stop it with
 /// `stop()` (SIGTERM, then its exit status).
@@ -13,6 +14,7 @@ final class RunningChildProcess: @unchecked Sendable {
         let handle = try FileHandle(forWritingTo: log)
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        process.environment = TestSession.childEnvironment()
         process.standardOutput = handle
         process.standardError = handle
         process.standardInput = FileHandle.nullDevice

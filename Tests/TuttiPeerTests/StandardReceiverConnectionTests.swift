@@ -11,7 +11,7 @@ final class StandardReceiverConnectionTests: XCTestCase {
         -> ControlResponse
     {
         let request = ConnectRequest(source: PortReference(peer: "a", port: "out"), rtpDestination: destination, options: options)
-        return try await ControlClient.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
+        return try await TestControl.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
     }
 
     private func loopback(_ port: UInt16) -> RTPDestination { RTPDestination(address: .ipv4(0x7F00_0001), port: port) }
@@ -58,16 +58,16 @@ final class StandardReceiverConnectionTests: XCTestCase {
         }
         XCTAssertNotNil(packets.first?.header.captureTime, "the capture-time extension is still there; receivers skip it")
 
-        guard case .description(let description) = try await ControlClient.send(.describe, to: sender.endpoint) else {
+        guard case .description(let description) = try await TestControl.send(.describe, to: sender.endpoint) else {
             return XCTFail("no description")
         }
         XCTAssertEqual(description.connections, [summary])
-        if case .statistics(let list) = try await ControlClient.send(.statistics, to: sender.endpoint) {
+        if case .statistics(let list) = try await TestControl.send(.statistics, to: sender.endpoint) {
             XCTAssertGreaterThan(list.first?.packetsSent ?? 0, 100)
         }
 
         // Disconnect by the URL, as `tutti disconnect a:out rtp://127.0.0.1:PORT` does.
-        let disconnected = try await ControlClient.send(
+        let disconnected = try await TestControl.send(
             .disconnect(DisconnectRequest(source: PortReference(peer: "a", port: "out"), destination: destination.portReference)),
             to: sender.endpoint)
         XCTAssertEqual(disconnected, .disconnected(count: 1))
@@ -135,13 +135,13 @@ final class StandardReceiverConnectionTests: XCTestCase {
             let response = try await connect(sender, to: destination, options: options)
             XCTAssertEqual(response, .failure(expected))
         }
-        let wrongDirection = try await ControlClient.send(
+        let wrongDirection = try await TestControl.send(
             .connect(ConnectRequest(source: PortReference(peer: "a", port: "in"), rtpDestination: destination, options: ConnectOptions())),
             to: sender.endpoint)
         XCTAssertEqual(
             wrongDirection,
             .failure(ControlFailure(.wrongDirection, "a:in is a receiver port and cannot be a source; give a sender port first")))
-        guard case .description(let description) = try await ControlClient.send(.describe, to: sender.endpoint) else {
+        guard case .description(let description) = try await TestControl.send(.describe, to: sender.endpoint) else {
             return XCTFail("no description")
         }
         XCTAssertTrue(description.connections.isEmpty)
@@ -164,7 +164,7 @@ final class StandardReceiverConnectionTests: XCTestCase {
         // Another port to the same receiver: refused, naming the stream it has.
         let request = ConnectRequest(
             source: PortReference(peer: "a", port: "other"), rtpDestination: loopback(socket.localPort), options: ConnectOptions())
-        let second = try await ControlClient.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
+        let second = try await TestControl.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
         XCTAssertEqual(
             second,
             .failure(ControlFailure(.busy, "rtp://127.0.0.1:\(socket.localPort) already receives a:out [\(first.id)]; disconnect it first"))
@@ -179,7 +179,7 @@ final class StandardReceiverConnectionTests: XCTestCase {
         let request = ConnectRequest(
             source: PortReference(peer: "a", port: "out"), destination: PortReference(peer: "b", port: "in"),
             destinationEndpoints: [receiver.endpoint], options: ConnectOptions())
-        let response = try await ControlClient.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
+        let response = try await TestControl.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
         guard case .connected(let summary) = response else { return XCTFail("expected connected, got \(response)") }
         XCTAssertEqual(summary.rtpDestination?.address, .ipv4(0x7F00_0001))
         XCTAssertNotEqual(summary.rtpDestination?.port ?? 0, 0)

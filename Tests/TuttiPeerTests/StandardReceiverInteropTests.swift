@@ -52,7 +52,7 @@ final class StandardReceiverInteropTests: XCTestCase {
 
         let destination = RTPDestination(address: .ipv4(0x7F00_0001), port: try freePortPair())
         let request = ConnectRequest(source: PortReference(peer: "a", port: "out"), rtpDestination: destination, options: options)
-        let response = try await ControlClient.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
+        let response = try await TestControl.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
         guard case .connected(let summary) = response else {
             await lab.stopAll()
             throw ControlFailure(.internalError, "not connected: \(response)")
@@ -68,7 +68,7 @@ final class StandardReceiverInteropTests: XCTestCase {
                 "-hide_banner", "-nostdin", "-loglevel", "error", "-protocol_whitelist", "file,udp,rtp", "-i", sdpFile.path,
                 "-t", String(seconds), "-c:a", codec, "-y", wavFile.path,
             ], timeout: .seconds(seconds + 8))
-        _ = try await ControlClient.send(.disconnect(DisconnectRequest(connectionID: summary.id)), to: sender.endpoint)
+        _ = try await TestControl.send(.disconnect(DisconnectRequest(connectionID: summary.id)), to: sender.endpoint)
         await lab.stopAll()
         XCTAssertEqual(status, 0, "ffmpeg: \(errors)", file: file, line: line)
         return (summary, try WAVAudio.read(path: wavFile.path))

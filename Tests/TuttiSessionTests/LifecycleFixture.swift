@@ -117,7 +117,7 @@ struct LifecycleDriver {
     /// Whether `input` is the outcome of `action`.
     static func outcome(_ input: Input, answers action: Action) -> Bool {
         switch (input, action) {
-        case (.answered(let id, _, _, _), .sendOffer(let offered, _, _, _)), (.refused(let id, _, _), .sendOffer(let offered, _, _, _)),
+        case (.answered(let id, _, _, _, _), .sendOffer(let offered, _, _, _)), (.refused(let id, _, _), .sendOffer(let offered, _, _, _)),
             (.unreachable(let id, _), .sendOffer(let offered, _, _, _)):
             return id == offered
         case (.started(let id, .sending, _), .startSending(let plan)), (.startFailed(let id, .sending, _), .startSending(let plan)):

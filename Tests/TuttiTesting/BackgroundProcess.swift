@@ -22,7 +22,7 @@ public final class BackgroundProcess {
         process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
+        process.environment = TestSession.childEnvironment(environment)
         process.standardOutput = log
         process.standardError = log
         process.standardInput = FileHandle.nullDevice

@@ -32,16 +32,14 @@ public enum TuttiBinary {
 
 /// Runs a program to its end without blocking a concurrency thread (tests that also run in-process peers
 /// need those threads): its exit status, standard output and standard error. The process is terminated
-/// after `timeout`. `environment` is added to this process's.
+/// after `timeout`. `environment` is added to this process's and the test session's (`TestSession`).
 public func runChildProcess(
     _ executable: String, _ arguments: [String], environment: [String: String] = [:], timeout: Duration
 ) async throws -> (status: Int32, output: String, error: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
-    if !environment.isEmpty {
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
-    }
+    process.environment = TestSession.childEnvironment(environment)
     let output = Pipe()
     let error = Pipe()
     process.standardOutput = output

@@ -16,8 +16,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Tutti", targets: ["TuttiPeer", "TuttiEngine"]),
-        // The data plane alone (wire formats, PCM, jitter buffer, packetizer): for apps with their own I/O.
-        .library(name: "TuttiMedia", targets: ["TuttiCore", "TuttiWire", "TuttiCodec", "TuttiResample", "TuttiStream"]),
+        // The data plane alone (wire formats, PCM, jitter buffer, packetizer, SRTP): for apps with their own I/O.
+        .library(name: "TuttiMedia", targets: ["TuttiCore", "TuttiWire", "TuttiCodec", "TuttiResample", "TuttiStream", "TuttiSRTP"]),
         // The media engine alone (ports, connections, device clocks, sockets): for benchmarks and embedders.
         .library(name: "TuttiEngine", targets: ["TuttiEngine"]),
         // The processors a filter port runs (gain, delay, an EQ band, a limiter), for apps that process audio.
@@ -51,6 +51,7 @@ let package = Package(
             providers: [.apt(["libspeexdsp-dev"])]),
         .systemLibrary(
             name: "CJack", path: "Sources/CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
+        .systemLibrary(name: "CSRTP", path: "Sources/CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
 
         // Pure, I/O-free core.
         .target(name: "TuttiCore", swiftSettings: strict),
@@ -83,6 +84,9 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: strict),
+        // SRTP (RFC 3711, RFC 7714) through libsrtp2: the media of a members-only session, encrypted and
+        // authenticated per packet with replay protection (pure computation, no I/O).
+        .target(name: "TuttiSRTP", dependencies: ["CSRTP", "TuttiCore"], swiftSettings: strict),
         // Capture files (pcap, pcapng) to UDP datagrams, and what Link discovery traffic in them shows.
         .target(name: "TuttiLinkCapture", dependencies: ["TuttiClock"], swiftSettings: strict),
 
@@ -99,7 +103,7 @@ let package = Package(
             name: "TuttiEngine",
             dependencies: [
                 "TuttiCore", "TuttiWire", "TuttiCodec", "TuttiStream", "TuttiIO", "TuttiClock", "TuttiJACK", "TuttiProcess",
-                "TuttiLV2",
+                "TuttiLV2", "TuttiSRTP",
             ],
             swiftSettings: strict),
 
@@ -108,7 +112,7 @@ let package = Package(
             name: "TuttiPeer",
             dependencies: [
                 "TuttiCore", "TuttiWire", "TuttiStream", "TuttiSession", "TuttiIO", "TuttiDiscovery", "TuttiJACK",
-                "TuttiEngine", "TuttiProcess", "TuttiSecurity",
+                "TuttiEngine", "TuttiProcess", "TuttiSecurity", "TuttiSRTP",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -137,7 +141,11 @@ let package = Package(
         // The network parsers as libFuzzer targets (scripts/fuzz builds it with -sanitize=fuzzer -DFUZZING); an
         // ordinary build writes the seed corpora and replays inputs.
         .executableTarget(
-            name: "tutti-fuzz", dependencies: ["TuttiWire", "TuttiClock", "TuttiCore", "TuttiIO", "TuttiStream"], swiftSettings: strict),
+            name: "tutti-fuzz",
+            dependencies: [
+                "TuttiWire", "TuttiClock", "TuttiCore", "TuttiIO", "TuttiStream", "TuttiSecurity",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ], swiftSettings: strict),
 
         // Test support: manual clock, lossy in-memory network, the built `tutti` binary and child processes.
         .target(
@@ -160,6 +168,7 @@ let package = Package(
             dependencies: ["TuttiSecurity", "TuttiCore", "TuttiTesting", .product(name: "Crypto", package: "swift-crypto")],
             exclude: ["Fixtures"],
             swiftSettings: strict),
+        .testTarget(name: "TuttiSRTPTests", dependencies: ["TuttiSRTP"], swiftSettings: strict),
         .testTarget(name: "TuttiSessionTests", dependencies: ["TuttiSession", "TuttiCore", "TuttiWire"], swiftSettings: strict),
         .testTarget(
             name: "TuttiClockTests", dependencies: ["TuttiClock", "TuttiLinkCapture", "TuttiTesting"], exclude: ["Fixtures"],

@@ -103,7 +103,7 @@ final class EnginePeriodState {
         sender = SenderPort(configuration: configuration, source: source, engine: engine, captureClock: captureClock)
         blackHole = try UDPSocket()
         let socket = try sender.sendingSocket()
-        sendConnection = SendConnection(
+        sendConnection = try SendConnection(
             summary: ConnectionSummary(
                 id: ConnectionID("00000000000000ff")!, role: .sending, source: PortReference(peer: "b", port: "tone"),
                 destination: PortReference(peer: "c", port: "in"), format: stereoL24, state: .playing),

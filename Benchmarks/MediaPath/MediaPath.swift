@@ -435,4 +435,5 @@ let benchmarks: @Sendable () -> Void = {
     registerResampleBenchmarks(configuration)
     registerEngineBenchmarks(configuration)
     registerProcessorBenchmarks(configuration)
+    registerSRTPBenchmarks(configuration)
 }

@@ -1,6 +1,7 @@
 import TuttiCodec
 import TuttiCore
 import TuttiIO
+import TuttiSRTP
 import TuttiStream
 import TuttiWire
 
@@ -26,6 +27,9 @@ public final class ReceiveConnection: @unchecked Sendable {
     public let trackIndex: Int
     /// The media socket the stream arrives on, while the connection runs.
     private var input: MediaInput?
+    /// Verifies and decrypts each packet before the stream sees it (a members-only session's SRTP); nil for
+    /// plain RTP.
+    public let verifier: SRTPVerifier?
 
     public var id: ConnectionID { summary.id }
     public var format: StreamFormat { summary.format }
@@ -33,8 +37,15 @@ public final class ReceiveConnection: @unchecked Sendable {
     public init(
         summary: ConnectionSummary, ssrc: UInt32, payloadType: UInt8, peerEndpoint: ControlEndpoint?,
         captureClock: CaptureClock, maxPeriodFrames: Int, signalLossTimeout: Duration, concealment: Concealment,
-        outputSampleRate: Int, driftCompensation: Bool, remoteClock: String? = nil
+        outputSampleRate: Int, driftCompensation: Bool, remoteClock: String? = nil, mediaKey: SRTPMasterKey? = nil
     ) throws(EngineError) {
+        if let mediaKey {
+            do throws(SRTPError) { verifier = try SRTPVerifier(key: mediaKey, ssrc: ssrc) } catch {
+                throw EngineError("cannot decrypt the stream: \(error)")
+            }
+        } else {
+            verifier = nil
+        }
         self.remoteClock = remoteClock
         self.summary = summary
         trackIndex = summary.track ?? 0
@@ -61,7 +72,7 @@ public final class ReceiveConnection: @unchecked Sendable {
     /// - Throws: `EngineError` when the input carries as many streams as it can, or this SSRC already.
     package func start(on input: MediaInput) throws(EngineError) {
         guard self.input == nil else { return }
-        try input.demux.insert(receiver)
+        try input.demux.insert(receiver, verifier: verifier)
         self.input = input
     }
 
@@ -133,6 +144,10 @@ public final class ReceiveConnection: @unchecked Sendable {
         statistics.stretchedMilliseconds = Double(figures.stretchedFrames) * 1000 / rate
         statistics.skippedMilliseconds = Double(figures.skippedFrames) * 1000 / rate
         statistics.setLevel(receiver.levelReading())
+        if let verifier {
+            statistics.packetsForged = verifier.forged.load(ordering: .relaxed)
+            statistics.packetsReplayed = verifier.replayed.load(ordering: .relaxed)
+        }
         return statistics
     }
 }

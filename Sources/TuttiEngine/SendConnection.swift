@@ -1,6 +1,7 @@
 import Synchronization
 import TuttiCore
 import TuttiIO
+import TuttiSRTP
 import TuttiStream
 import TuttiWire
 
@@ -13,6 +14,8 @@ public final class SendConnection: @unchecked Sendable {
     /// has no control channel (it just stops getting packets).
     public let peerEndpoint: ControlEndpoint?
     private var packetizer: Packetizer
+    /// Encrypts and authenticates each packet (a members-only session's SRTP); nil for plain RTP.
+    private let protector: SRTPProtector?
     private let scratch: UnsafeMutableBufferPointer<Float>
     /// This connection's mute (`tutti mute SOURCE DESTINATION`), with short fades; the port's other
     /// connections are not affected. Set from the control plane.
@@ -29,8 +32,15 @@ public final class SendConnection: @unchecked Sendable {
 
     public init(
         summary: ConnectionSummary, destination: UDPAddress, peerEndpoint: ControlEndpoint?, ssrc: UInt32,
-        payloadType: UInt8, maxPeriodFrames: Int
-    ) {
+        payloadType: UInt8, maxPeriodFrames: Int, mediaKey: SRTPMasterKey? = nil
+    ) throws(EngineError) {
+        if let mediaKey {
+            do throws(SRTPError) { protector = try SRTPProtector(key: mediaKey, ssrc: ssrc) } catch {
+                throw EngineError("cannot encrypt the stream: \(error)")
+            }
+        } else {
+            protector = nil
+        }
         self.summary = summary
         self.destination = destination
         self.peerEndpoint = peerEndpoint
@@ -64,8 +74,15 @@ public final class SendConnection: @unchecked Sendable {
         }
         if let reading = meter.measure(samples, frames: frames, channels: channels) { level.publish(reading) }
         let destination = destination
-        packetizer.append(samples, frames: frames, captureTime: captureTime) { datagram in
-            fanOut.add(datagram, to: destination, from: self)
+        if let protector {
+            packetizer.append(samples, frames: frames, captureTime: captureTime) { datagram in
+                guard let protected = protector.protect(datagram) else { return countSend(succeeded: false) }
+                fanOut.add(protected, to: destination, from: self)
+            }
+        } else {
+            packetizer.append(samples, frames: frames, captureTime: captureTime) { datagram in
+                fanOut.add(datagram, to: destination, from: self)
+            }
         }
     }
 
@@ -74,6 +91,9 @@ public final class SendConnection: @unchecked Sendable {
     public func countSend(succeeded: Bool) {
         if succeeded { packetsSent.add(1, ordering: .relaxed) } else { sendFailures.add(1, ordering: .relaxed) }
     }
+
+    /// Whether the stream goes out as SRTP.
+    public var isEncrypted: Bool { protector != nil }
 
     /// Figures for `tutti stats`. Control plane.
     public func statistics() -> ConnectionStatistics {

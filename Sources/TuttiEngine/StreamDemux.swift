@@ -1,10 +1,13 @@
 import Synchronization
 import TuttiCore
 import TuttiIO
+import TuttiSRTP
 import TuttiStream
 
 /// The receiving connections that share one media socket, told apart by the SSRC the receiver gave each
-/// (every Tutti receiver picks its stream's SSRC in its answer, so it can make them unique).
+/// (every Tutti receiver picks its stream's SSRC in its answer, so it can make them unique). A stream of a
+/// members-only session has an SRTP verifier: its datagrams reach it only verified and decrypted (the SSRC
+/// is in the clear in SRTP too).
 ///
 /// One socket per engine clock instead of one per connection: a period takes in every stream's packets
 /// with one `recvmmsg` (up to its batch), not one per stream. A datagram whose SSRC belongs to no stream,
@@ -33,6 +36,8 @@ public final class StreamDemux: @unchecked Sendable {
     private let states: UnsafeMutablePointer<Atomic<Int>>
     private let ssrcs: UnsafeMutablePointer<UInt32>
     private let receivers: UnsafeMutablePointer<Unmanaged<StreamReceiver>?>
+    /// Each stream's SRTP verifier, when it has one: a datagram reaches the stream only once verified.
+    private let verifiers: UnsafeMutablePointer<Unmanaged<SRTPVerifier>?>
     private let stray = Atomic<UInt64>(0)
     private var streams = 0
 
@@ -48,14 +53,20 @@ public final class StreamDemux: @unchecked Sendable {
         ssrcs.initialize(repeating: 0, count: count)
         receivers = .allocate(capacity: count)
         receivers.initialize(repeating: nil, count: count)
+        verifiers = .allocate(capacity: count)
+        verifiers.initialize(repeating: nil, count: count)
     }
 
     deinit {
-        for index in 0..<slotCount { receivers[index]?.release() }
+        for index in 0..<slotCount {
+            receivers[index]?.release()
+            verifiers[index]?.release()
+        }
         states.deinitialize(count: slotCount)
         states.deallocate()
         ssrcs.deallocate()
         receivers.deallocate()
+        verifiers.deallocate()
     }
 
     /// Datagrams that belonged to no stream here (an unknown SSRC, or not RTP): counted, dropped. Any thread.
@@ -65,10 +76,11 @@ public final class StreamDemux: @unchecked Sendable {
     @inline(__always)
     private func home(of ssrc: UInt32) -> Int { Int((ssrc &* 0x9E37_79B1) >> 7) & (slotCount - 1) }
 
-    /// Delivers `receiver`'s stream (its `ssrc`) from now on. Control plane.
+    /// Delivers `receiver`'s stream (its `ssrc`) from now on, each datagram first through `verifier` when
+    /// given (SRTP). Control plane.
     ///
     /// - Throws: `EngineError` when the SSRC is taken already or `streamCapacity` streams are here.
-    package func insert(_ receiver: StreamReceiver) throws(EngineError) {
+    package func insert(_ receiver: StreamReceiver, verifier: SRTPVerifier? = nil) throws(EngineError) {
         let ssrc = receiver.ssrc
         guard streams < streamCapacity else {
             throw EngineError("the media socket carries \(streamCapacity) streams already")
@@ -92,6 +104,8 @@ public final class StreamDemux: @unchecked Sendable {
         ssrcs[slot] = ssrc
         receivers[slot]?.release()
         receivers[slot] = .passRetained(receiver)
+        verifiers[slot]?.release()
+        verifiers[slot] = verifier.map { .passRetained($0) }
         states[slot].store(SlotState.active.rawValue, ordering: .sequentiallyConsistent)
         streams += 1
     }
@@ -109,6 +123,8 @@ public final class StreamDemux: @unchecked Sendable {
                 loop.waitForHandlers()
                 receivers[index]?.release()
                 receivers[index] = nil
+                verifiers[index]?.release()
+                verifiers[index] = nil
                 streams -= 1
                 return true
             }
@@ -117,14 +133,14 @@ public final class StreamDemux: @unchecked Sendable {
         return false
     }
 
-    /// The stream `ssrc` names, if any. Serving thread.
+    /// The slot of the stream `ssrc` names, if any. Serving thread.
     @inline(__always)
-    private func receiver(for ssrc: UInt32) -> Unmanaged<StreamReceiver>? {
+    private func slot(for ssrc: UInt32) -> Int? {
         var index = home(of: ssrc)
         while true {
             let state = states[index].load(ordering: .sequentiallyConsistent)
             if state == SlotState.empty.rawValue { return nil }
-            if state == SlotState.active.rawValue, ssrcs[index] == ssrc { return receivers[index] }
+            if state == SlotState.active.rawValue, ssrcs[index] == ssrc { return index }
             index = (index + 1) & (slotCount - 1)
         }
     }
@@ -138,7 +154,7 @@ public final class StreamDemux: @unchecked Sendable {
                 return
             }
             let ssrc = UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
-            guard let receiver = demux.receiver(for: ssrc) else {
+            guard let slot = demux.slot(for: ssrc), let receiver = demux.receivers[slot] else {
                 demux.stray.add(1, ordering: .relaxed)
                 return
             }
@@ -147,7 +163,13 @@ public final class StreamDemux: @unchecked Sendable {
                     receiver.countInvalidDatagram()
                     return
                 }
-                receiver.accept(datagram: UnsafeRawBufferPointer(start: bytes, count: length), arrival: HostTime(nanoseconds: arrival))
+                var datagram = UnsafeRawBufferPointer(start: bytes, count: length)
+                if let verifier = demux.verifiers[slot] {
+                    // Forged, replayed and cut packets are counted by the verifier and go no further.
+                    guard let verified = verifier._withUnsafeGuaranteedRef({ $0.unprotect(datagram) }) else { return }
+                    datagram = verified
+                }
+                receiver.accept(datagram: datagram, arrival: HostTime(nanoseconds: arrival))
             }
         }
     }

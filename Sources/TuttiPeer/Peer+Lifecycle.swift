@@ -1,4 +1,5 @@
 import TuttiCore
+import TuttiSRTP
 import TuttiSession
 import TuttiWire
 
@@ -51,8 +52,14 @@ extension Peer {
         switch action {
         case .reply(let request, let response):
             pendingReplies.removeValue(forKey: request)?.resume(returning: response)
-        case .sendOffer(let id, let offer, let endpoints, let within):
-            launch { await Self.offer(offer, id: id, to: endpoints, within: within, over: transport) }
+        case .sendOffer(let id, var offer, let endpoints, let within):
+            if sessionKeys != nil {
+                // Members-only: the stream is SRTP, its key drawn here and carried in the (encrypted) offer.
+                let key = SRTPMasterKey.random(.aeadAES128GCM)
+                outgoingMediaKeys[id] = key
+                offer.mediaKey = MediaKeying(suite: key.suite.rawValue, key: key.bytes)
+            }
+            launch { [offer] in await Self.offer(offer, id: id, to: endpoints, within: within, over: transport) }
         case .startSending(let plan):
             launch { await self.startSending(plan) }
         case .startReceiving(let plan):

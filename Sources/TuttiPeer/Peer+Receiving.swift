@@ -1,5 +1,6 @@
 import TuttiCore
 import TuttiEngine
+import TuttiSRTP
 import TuttiSession
 import TuttiWire
 
@@ -38,7 +39,8 @@ extension Peer {
                 summary: plan.summary, ssrc: plan.ssrc, payloadType: plan.payloadType, peerEndpoint: plan.senderEndpoint,
                 captureClock: plan.captureClock, maxPeriodFrames: configuration.periodFrames,
                 signalLossTimeout: configuration.signalLossTimeout, concealment: configuration.concealment,
-                outputSampleRate: plan.deviceRate, driftCompensation: configuration.driftCompensation, remoteClock: plan.remoteClock)
+                outputSampleRate: plan.deviceRate, driftCompensation: configuration.driftCompensation, remoteClock: plan.remoteClock,
+                mediaKey: incomingMediaKeys.removeValue(forKey: id))
             try await port.add(connection)
         } catch {
             step(.startFailed(id, .receiving, message: error.message))
@@ -46,6 +48,13 @@ extension Peer {
         }
         receiving[id] = (connection, port)
         step(.started(id, .receiving, mediaPort: connection.mediaPort ?? 0))
+    }
+
+    /// Where a receiving connection's stream arrives (its media socket's UDP port) and the SSRC that names
+    /// it there, while it runs: for tests that send it what a stranger would.
+    package func mediaStream(of id: ConnectionID) -> (port: UInt16, ssrc: UInt32)? {
+        guard let connection = receiving[id]?.connection, let port = connection.mediaPort else { return nil }
+        return (port, connection.receiver.ssrc)
     }
 
     /// Takes a receiving connection off its port, and logs why it ended, its final figures and the take it

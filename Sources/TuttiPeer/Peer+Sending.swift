@@ -1,6 +1,7 @@
 import TuttiCore
 import TuttiEngine
 import TuttiIO
+import TuttiSRTP
 import TuttiSession
 import TuttiWire
 
@@ -48,9 +49,9 @@ extension Peer {
         }
         do {
             let socket = try port.sendingSocket()
-            let connection = SendConnection(
+            let connection = try SendConnection(
                 summary: plan.summary, destination: socket.destination(address), peerEndpoint: plan.peerEndpoint, ssrc: plan.ssrc,
-                payloadType: plan.payloadType, maxPeriodFrames: configuration.periodFrames)
+                payloadType: plan.payloadType, maxPeriodFrames: configuration.periodFrames, mediaKey: outgoingMediaKeys[id])
             try await port.add(connection)
             sending[id] = (connection, port)
             return .started(id, .sending, mediaPort: nil)
@@ -61,6 +62,7 @@ extension Peer {
 
     /// Takes a sending connection off its port and logs why it ended.
     func stopSending(_ id: ConnectionID, reason: String) async {
+        outgoingMediaKeys[id] = nil
         guard let entry = sending.removeValue(forKey: id) else { return }
         await entry.port.remove(entry.connection)
         logger.info("connection \(id) (\(entry.connection.summary.source) → \(entry.connection.summary.destination)) \(reason)")

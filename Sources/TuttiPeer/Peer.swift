@@ -5,6 +5,7 @@ import TuttiEngine
 import TuttiIO
 import TuttiJACK
 import TuttiProcess
+import TuttiSRTP
 import TuttiSecurity
 import TuttiSession
 import TuttiWire
@@ -68,6 +69,10 @@ public actor Peer {
     var receiving: [ConnectionID: (connection: ReceiveConnection, port: ReceivingPort)] = [:]
     /// What each receiving stream was last seen doing (fed to the lifecycle on change).
     var observations: [ConnectionID: ConnectionLifecycle.MediaObservation] = [:]
+    /// Members-only sessions: the SRTP key drawn for each stream this peer offered, until it stops sending; and
+    /// the key each accepted offer carried, until its stream starts.
+    var outgoingMediaKeys: [ConnectionID: SRTPMasterKey] = [:]
+    var incomingMediaKeys: [ConnectionID: SRTPMasterKey] = [:]
 
     // MARK: Presence
     var discovery: (any ServiceDiscovering)?
@@ -329,7 +334,17 @@ public actor Peer {
         case .offer(let body):
             let ssrc = UInt32.random(in: 1 ... .max, using: &generator)
             let ports = receiverPortsNow
-            return await self.request { .offer(body, fromHost: remoteHost, ssrc: ssrc, ports: ports, request: $0) }
+            let key = body.mediaKey.flatMap { keying in
+                SRTPSuite(rawValue: keying.suite).flatMap { suite in keying.keyBytes.flatMap { SRTPMasterKey(suite: suite, bytes: $0) } }
+            }
+            if sessionKeys != nil, key == nil {
+                return .failure(ControlFailure(.forbidden, "an offer in a members-only session must carry the stream's SRTP key"))
+            }
+            let stashed = key != nil && incomingMediaKeys[body.connectionID] == nil
+            if stashed { incomingMediaKeys[body.connectionID] = key }
+            let response = await self.request { .offer(body, fromHost: remoteHost, ssrc: ssrc, ports: ports, request: $0) }
+            if stashed, case .failure = response, receiving[body.connectionID] == nil { incomingMediaKeys[body.connectionID] = nil }
+            return response
         case .disconnect(let body): return await self.request { .disconnect(body, request: $0) }
         case .teardown(let body): return await self.request { .teardown(body, request: $0) }
         case .hello(let presence):

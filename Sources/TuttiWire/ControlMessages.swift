@@ -56,6 +56,10 @@ public struct StreamOffer: Hashable, Sendable, Codable {
     /// it, extended by it). The receiver refuses an offer that would close a loop and keeps them for
     /// `describe`. Nil from older peers (read as the source alone).
     public var upstream: [Pipeline]?
+    /// The stream's SRTP master key, drawn by the sender for this stream (members-only sessions, where the
+    /// offer travels encrypted): the receiver verifies and decrypts every packet with it. Nil: plain RTP (an
+    /// open session).
+    public var mediaKey: MediaKeying?
 
     /// The remote device clock this stream comes from, as a key (`<sender peer ID>/system` or `/jack`), or
     /// nil when the sender did not say (or said something unknown).

@@ -327,6 +327,11 @@ public struct ConnectionStatistics: Hashable, Sendable, Codable {
     public var rmsDBFS: Double?
     /// Why the connection is `failed` (its port's output cannot be written), in one line; nil otherwise.
     public var failureReason: String?
+    /// Receiver of an SRTP stream (members-only sessions): packets that failed authentication (forged, or
+    /// altered on the way) and packets seen before or older than the replay window (replayed), dropped before
+    /// the jitter buffer. nil for plain RTP.
+    public var packetsForged: UInt64?
+    public var packetsReplayed: UInt64?
     /// Receiver with drift compensation in a drift group (the streams from one remote device clock): whether
     /// this stream leads the group's drift estimate, follows it, or left it (its buffer strayed under the
     /// shared correction: it then compensates on its own). nil outside a group.

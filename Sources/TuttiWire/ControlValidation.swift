@@ -29,6 +29,11 @@ public enum ControlValidation {
             try require(!body.sampleFormats.isEmpty && body.sampleFormats.count <= 8, "sampleFormats must list 1 to 8 formats")
             try check(body.options)
             if let upstream = body.upstream { try check(upstream, "upstream") }
+            if let key = body.mediaKey {
+                try require(
+                    MediaKeying.suites[key.suite] != nil, "mediaKey.suite '\(key.suite.prefix(40))' is not an SRTP suite a peer takes")
+                try require(key.keyBytes != nil, "mediaKey.key is not the \(key.suite)'s key and salt in hex")
+            }
         case .disconnect(let body):
             try require(
                 body.source != nil || body.destination != nil || body.connectionID != nil,

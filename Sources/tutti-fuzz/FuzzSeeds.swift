@@ -28,7 +28,16 @@ enum FuzzSeeds {
         case .linkDiscovery: linkDiscovery
         case .linkMeasurement: linkMeasurement
         case .jitterBuffer: jitterBuffer
+        case .noise: noise
         }
+    }
+
+    /// The fixed peers' real handshake: the first and third frames as one input, the answer, and the member's
+    /// first request again (a replay, which the target must not open).
+    private static var noise: [[UInt8]] {
+        var (frames, _, member) = NoiseFuzzing.handshake()
+        let first = (try? member.seal(NoiseFuzzing.request)) ?? []
+        return [[0] + frames[0] + frames[2], [1] + frames[1], [2] + first]
     }
 
     private static var rtp: [[UInt8]] {

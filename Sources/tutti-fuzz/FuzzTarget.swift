@@ -1,5 +1,6 @@
 import TuttiClock
 import TuttiCore
+import TuttiSecurity
 import TuttiStream
 import TuttiWire
 
@@ -20,6 +21,9 @@ enum FuzzTarget: String, CaseIterable {
     /// A jitter buffer driven by a stream of packets and reads the input describes (any order, gaps,
     /// duplicates, jumps, stalls).
     case jitterBuffer = "jitter-buffer"
+    /// The control channel's handshake and transport messages, as a stranger would send them (the first byte
+    /// picks which message the input is).
+    case noise
 
     /// Runs one input.
     func run(_ bytes: UnsafeRawBufferPointer) {
@@ -29,6 +33,34 @@ enum FuzzTarget: String, CaseIterable {
         case .linkDiscovery: Self.linkDiscovery(bytes)
         case .linkMeasurement: Self.linkMeasurement(bytes)
         case .jitterBuffer: Self.jitterBuffer(bytes)
+        case .noise: Self.noise(bytes)
+        }
+    }
+
+    /// First byte 0: the input (after it) is an initiator's first frame, and what follows the first 36 bytes
+    /// its third; 1: a responder's answer to a fixed first frame; 2: a transport message after the member's
+    /// first request. Nobody without the session key completes a handshake or has a transport message opened,
+    /// and a member's message opens once, so a third message or a transport message that verifies is a
+    /// broken invariant.
+    private static func noise(_ bytes: UnsafeRawBufferPointer) {
+        guard let mode = bytes.first else { return }
+        let input = [UInt8](bytes.dropFirst())
+        switch mode % 3 {
+        case 0:
+            var responder = NoiseFuzzing.responder()
+            let split = min(input.count, ControlHandshake.magic.count + NoiseHandshake.keyLength)
+            guard (try? responder.answer(Array(input[..<split]))) != nil else { return }
+            check((try? responder.readFinal(Array(input[split...]))) == nil, "a forged third message completed the handshake")
+        case 1:
+            var initiator = NoiseFuzzing.initiator()
+            _ = try? initiator.firstFrame()
+            _ = try? initiator.readAnswer(input)
+        default:
+            // The responder has read the member's first request; the input is what a stranger sends next.
+            var (_, channel, member) = NoiseFuzzing.handshake()
+            let genuine = try! member.seal(NoiseFuzzing.request)
+            check((try? channel.open(genuine)) == NoiseFuzzing.request, "the member's own request did not open")
+            check((try? channel.open(input)) == nil, "a forged or replayed transport message opened")
         }
     }
 

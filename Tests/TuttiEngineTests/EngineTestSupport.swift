@@ -45,7 +45,7 @@ extension EngineTestCase {
         -> SendConnection
     {
         let address = try port.sendingSocket().destination(try UDPAddress(host: "127.0.0.1", port: socket.localPort))
-        return SendConnection(
+        return try SendConnection(
             summary: summary(number, role: .sending, format: format), destination: address, peerEndpoint: nil,
             ssrc: UInt32(number + 1), payloadType: 96, maxPeriodFrames: periodFrames)
     }

@@ -36,7 +36,7 @@ final class FilterPortTests: XCTestCase, EngineTestCase {
         let fx = try filterPort(processor, engine: engine)
         let input = try receiveConnection(1, ssrc: inputSSRC, format: format)
         let listener = try UDPSocket()
-        let output = SendConnection(
+        let output = try SendConnection(
             summary: summary(2, role: .sending, format: format),
             destination: try fx.sendingSocket().destination(try UDPAddress(host: "127.0.0.1", port: listener.localPort)),
             peerEndpoint: nil, ssrc: 7, payloadType: 96, maxPeriodFrames: periodFrames)

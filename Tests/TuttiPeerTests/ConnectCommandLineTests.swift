@@ -195,15 +195,6 @@ final class ConnectCommandLineTests: XCTestCase {
         )
     }
 
-    /// `XCTUnwrap` for a value that takes an `await` to get (named as XCTest names its assertions).
-    // swift-format-ignore: AlwaysUseLowerCamelCase
-    private func XCTUnwrapAsync<T>(_ value: @autoclosure () async throws -> T?, file: StaticString = #filePath, line: UInt = #line)
-        async throws -> T
-    {
-        let got = try await value()
-        return try XCTUnwrap(got, file: file, line: line)
-    }
-
     func testVersion() async throws {
         let result = try await TuttiBinary.run(["--version"])
         XCTAssertEqual(result.status, 0)

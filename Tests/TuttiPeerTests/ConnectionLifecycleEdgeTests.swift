@@ -76,10 +76,15 @@ final class ConnectionLifecycleEdgeTests: XCTestCase {
         // An offer from a sender that never sends (its control port has no listener: the teardown is refused).
         // The test speaks as that sender, with its key pair: a member may offer only in its own name.
         let ghost = PeerKeyPair()
-        let offer = StreamOffer(
+        var offer = StreamOffer(
             connectionID: ConnectionID.random(using: &generator), senderPeerID: ghost.peerID,
             source: PortReference(peer: "ghost", port: "out"), destination: PortReference(peer: "rx", port: "in"), channels: 2,
             sampleRates: [48_000], sampleFormats: [.l24], options: ConnectOptions(), captureClock: .realtime, senderControlPort: 9)
+        // In a members-only session the stream is SRTP: an offer without its key is refused.
+        let plain = try await TestControl.send(.offer(offer), to: receiver.endpoint, as: ghost)
+        guard case .failure(let refusal) = plain else { return XCTFail("an offer without a media key was taken: \(plain)") }
+        XCTAssertEqual(refusal.code, .forbidden)
+        offer.mediaKey = MediaKeying(suite: "AEAD_AES_128_GCM", key: Array(repeating: 7, count: 28))
         let answer = try await TestControl.send(.offer(offer), to: receiver.endpoint, as: ghost)
         guard case .answer = answer else { return XCTFail("expected an answer, got \(answer)") }
         let answered = ContinuousClock.now

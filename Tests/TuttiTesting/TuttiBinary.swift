@@ -69,4 +69,13 @@ extension XCTestCase {
 
     /// Skips only when the binary was not built (`TuttiBinary.require`).
     public func requireBinary() throws { try TuttiBinary.require() }
+
+    /// `XCTUnwrap` for a value that takes an `await` to get (named as XCTest names its assertions).
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    public func XCTUnwrapAsync<T>(
+        _ value: @autoclosure () async throws -> T?, file: StaticString = #filePath, line: UInt = #line
+    ) async throws -> T {
+        let got = try await value()
+        return try XCTUnwrap(got, file: file, line: line)
+    }
 }

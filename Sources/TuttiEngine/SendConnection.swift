@@ -92,8 +92,8 @@ public final class SendConnection: @unchecked Sendable {
         if succeeded { packetsSent.add(1, ordering: .relaxed) } else { sendFailures.add(1, ordering: .relaxed) }
     }
 
-    /// Whether the stream goes out as SRTP.
-    public var isEncrypted: Bool { protector != nil }
+    /// The SRTP suite the stream goes out with; nil for plain RTP.
+    public var srtpSuite: String? { protector?.suite.rawValue }
 
     /// Figures for `tutti stats`. Control plane.
     public func statistics() -> ConnectionStatistics {

@@ -1,4 +1,5 @@
 import TuttiCore
+import TuttiSRTP
 import TuttiWire
 
 /// What `describe` and `stats` answer. Control plane (the actor).
@@ -9,10 +10,13 @@ extension Peer {
             if summary.role == .sending {
                 var summary = summary
                 summary.muted = sending[summary.id]?.connection.fader.isMuted == true ? true : nil
+                summary.srtp = sending[summary.id]?.connection.srtpSuite
                 return summary
             }
             guard let entry = receiving[summary.id] else { return summary }
-            return entry.connection.currentSummary
+            var current = entry.connection.currentSummary
+            current.srtp = entry.connection.verifier?.suite.rawValue
+            return current
         }
         let routes = lifecycle.routes.map { route in
             var route = route

@@ -14,6 +14,10 @@ public struct ConnectRequest: Hashable, Sendable, Codable {
     public var options: ConnectOptions
     /// A standard RTP receiver to stream to (`rtp://HOST:PORT`), instead of a Tutti peer.
     public var rtpDestination: RTPDestination?
+    /// With `rtpDestination`: stream SRTP (`AES_CM_128_HMAC_SHA1_80`) with this key, which the client drew and
+    /// writes into the receiver's SDP (`a=crypto`). Only a members-only session's client sends one, as the
+    /// request then travels encrypted.
+    public var rtpKey: MediaKeying?
 
     public init(
         source: PortReference, destination: PortReference, destinationEndpoints: [ControlEndpoint],

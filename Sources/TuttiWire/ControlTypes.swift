@@ -185,6 +185,9 @@ public struct ConnectionSummary: Hashable, Sendable, Codable {
     /// Receiving end at a separate-mode port: the track (0-based) the connection's audio plays on, kept for
     /// its pipelines across reconnects; nil at a port that mixes.
     public var track: Int?
+    /// The SRTP suite the stream is protected with (a members-only session's streams, and `rtp://` streams
+    /// connected with `--srtp`); nil for plain RTP. Never the key.
+    public var srtp: String?
 
     public init(
         id: ConnectionID, role: ConnectionRole, source: PortReference, destination: PortReference,

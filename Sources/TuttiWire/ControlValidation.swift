@@ -18,6 +18,11 @@ public enum ControlValidation {
             }
             for endpoint in body.destinationEndpoints { try check(endpoint) }
             try check(body.options)
+            if let key = body.rtpKey {
+                try require(body.rtpDestination != nil, "rtpKey is for an RTP destination only")
+                try require(key.suite == "AES_CM_128_HMAC_SHA1_80", "rtpKey.suite must be AES_CM_128_HMAC_SHA1_80")
+                try require(key.keyBytes != nil, "rtpKey.key is not the suite's key and salt in hex")
+            }
         case .offer(let body):
             try check(body.source, "source")
             try check(body.destination, "destination")
@@ -200,6 +205,7 @@ public enum ControlValidation {
     }
 
     static func check(_ connection: ConnectionSummary) throws(ControlDecodingError) {
+        if let srtp = connection.srtp { try require(MediaKeying.suites[srtp] != nil, "srtp '\(srtp.prefix(40))' is not an SRTP suite") }
         try check(connection.source, "source")
         try check(connection.destination, "destination")
         try check(connection.format)

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import TuttiCore
 
 /// An RFC 8866 session description (SDP) of one Tutti stream: what a standard RTP receiver (ffmpeg,
@@ -34,11 +39,16 @@ public struct SessionDescription: Hashable, Sendable, CustomStringConvertible {
     public var payloadType: UInt8
     public var format: StreamFormat
     public var direction: Direction
+    /// The SRTP master key and salt of an `AES_CM_128_HMAC_SHA1_80` stream (30 bytes): the media line says
+    /// `RTP/SAVP` and `a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:KEY` carries it (SDES, RFC 4568), as ffmpeg
+    /// and GStreamer read it. A file holding it must be its reader's alone. Nil: plain RTP.
+    public var srtpKey: [UInt8]?
 
     public init(
         sessionID: UInt64, sessionName: String, originHost: String, destination: RTPDestination, payloadType: UInt8,
-        format: StreamFormat, direction: Direction = .receiveOnly
+        format: StreamFormat, direction: Direction = .receiveOnly, srtpKey: [UInt8]? = nil
     ) {
+        self.srtpKey = srtpKey
         self.sessionID = sessionID
         self.sessionName = sessionName
         self.originHost = originHost
@@ -50,13 +60,13 @@ public struct SessionDescription: Hashable, Sendable, CustomStringConvertible {
 
     /// The description of a sending connection, as its summary reports it; `nil` when the summary has no
     /// RTP destination or payload type (a receiving end, or a peer from before they were reported).
-    public init?(connection: ConnectionSummary, originHost: String, direction: Direction = .receiveOnly) {
+    public init?(connection: ConnectionSummary, originHost: String, direction: Direction = .receiveOnly, srtpKey: [UInt8]? = nil) {
         guard connection.role == .sending, let destination = connection.rtpDestination,
             let payloadType = connection.payloadType, let id = UInt64(connection.id.rawValue, radix: 16)
         else { return nil }
         self.init(
             sessionID: id, sessionName: "Tutti \(connection.source)", originHost: originHost, destination: destination,
-            payloadType: payloadType, format: connection.format, direction: direction)
+            payloadType: payloadType, format: connection.format, direction: direction, srtpKey: srtpKey)
     }
 
     /// The lines, without line ends.
@@ -72,8 +82,9 @@ public struct SessionDescription: Hashable, Sendable, CustomStringConvertible {
             "s=\(name)",
             "c=IN \(addressType) \(destination.address)",
             "t=0 0",
-            "m=audio \(destination.port) RTP/AVP \(payloadType)",
+            "m=audio \(destination.port) \(srtpKey == nil ? "RTP/AVP" : "RTP/SAVP") \(payloadType)",
         ]
+        if let srtpKey { lines.append("a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:\(Data(srtpKey).base64EncodedString())") }
         let pt = payloadType
         switch format.sampleFormat {
         case .l16, .l24:

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TuttiCore
+import TuttiIO
 import TuttiPeer
 import TuttiWire
 
@@ -23,7 +24,9 @@ struct ConnectCommand: AsyncParsableCommand {
             setting, see tutti peer's help). The sender's peer chooses the format: \
             --format, else L16; --rate, else 48000 Hz if the port can; --channels, else the port's (at most 2 \
             for Opus). It streams at once, and the SDP the receiver needs is printed after the 'connected' \
-            line, or written to --sdp FILE. --latency and --sync do not apply: the receiver buffers on its own.
+            line, or written to --sdp FILE. --latency and --sync do not apply: the receiver buffers on its own. \
+            With --srtp (members-only sessions) the stream is SRTP (AES_CM_128_HMAC_SHA1_80) and its key is in \
+            the SDP (a=crypto), written only to the --sdp FILE, readable by you alone; the SDP is the key.
             Example: tutti connect stage:out rtp://127.0.0.1:5004 --sdp stream.sdp
                      ffmpeg -protocol_whitelist file,udp,rtp -i stream.sdp out.wav
             """)
@@ -42,6 +45,9 @@ struct ConnectCommand: AsyncParsableCommand {
             "Write the stream's SDP description to FILE instead of printing it (rtp:// destinations print it by default).",
             valueName: "FILE"))
     var sdp: String?
+
+    @Flag(help: "Encrypt an rtp:// stream (SRTP, its key in the --sdp file; members-only sessions).")
+    var srtp = false
 
     @Option(
         help: ArgumentHelp(
@@ -149,6 +155,15 @@ struct ConnectCommand: AsyncParsableCommand {
         if let sync, Double(sync).map({ $0.isFinite && $0 > 0 && $0 <= Double(most) }) != true {
             throw ValidationError("--sync must be a number of milliseconds above 0 and at most \(most) (got '\(sync)')")
         }
+        if srtp {
+            guard case .rtp = try destination else {
+                throw ValidationError(
+                    "--srtp is for rtp:// destinations (streams between peers of a members-only session are SRTP already)")
+            }
+            guard sdp != nil else {
+                throw ValidationError("--srtp needs --sdp FILE: the SDP holds the stream's key, so it is written, not printed")
+            }
+        }
     }
 
     /// Refuses a value outside `range`, naming the range.
@@ -173,6 +188,11 @@ struct ConnectCommand: AsyncParsableCommand {
             for hop in hops { if case .port(let argument) = hop.destination { wanted.append(argument.peer) } }
             let peers = try await session.findPeers(wanted: wanted)
             let credentials = try session.credentials()
+            if srtp, credentials == nil {
+                throw CLIError(
+                    "--srtp needs a members-only session: without a session key the request, and the stream's key in it, would travel in the clear"
+                )
+            }
             // The hops this command connected (not those that were connected already), to undo if a later one fails.
             var made: [(summary: ConnectionSummary, sender: SessionPeer)] = []
             for (index, hop) in hops.enumerated() {
@@ -215,6 +235,9 @@ struct ConnectCommand: AsyncParsableCommand {
             var notes = [String]()
             let request: ConnectRequest
             var destinationPort: PortDescriptor?
+            /// The SRTP key of an rtp:// stream with --srtp: drawn here, sent in the (encrypted) request, written
+            /// into the SDP.
+            var rtpKey: [UInt8]?
             switch destination {
             case .port(let argument):
                 let (receiver, port) = try session.resolve(argument, as: .receiver, in: peers)
@@ -228,7 +251,13 @@ struct ConnectCommand: AsyncParsableCommand {
                         "\(address) is an odd port: RTP receivers listen on an even port and take RTCP on the next one (RFC 3550 §11); most will not play it"
                     )
                 }
-                request = ConnectRequest(source: sourceReference, rtpDestination: address, options: options)
+                var rtpRequest = ConnectRequest(source: sourceReference, rtpDestination: address, options: options)
+                if srtp {
+                    var generator = SystemRandomNumberGenerator()
+                    rtpKey = (0..<30).map { _ in generator.next() }
+                    rtpRequest.rtpKey = MediaKeying(suite: "AES_CM_128_HMAC_SHA1_80", key: rtpKey!)
+                }
+                request = rtpRequest
             }
             let response: ControlResponse
             let reached: ControlEndpoint
@@ -251,9 +280,10 @@ struct ConnectCommand: AsyncParsableCommand {
             notes += Self.channelNotes(summary: summary, source: sourcePort, destination: destinationPort)
             let isRTP = request.rtpDestination != nil
             let formatText = isRTP ? summary.format.wireDescription : summary.format.description
-            let sdpText = try sdpDescription(of: summary, origin: reached.host, wanted: isRTP)
+            let sdpText = try sdpDescription(of: summary, origin: reached.host, wanted: isRTP, srtpKey: rtpKey)
             if json {
-                printJSON(Result(status: status, connection: summary, sdp: sdpText, notes: notes))
+                // The JSON carries no key: the SDP with it goes to the --sdp file only.
+                printJSON(Result(status: status, connection: summary, sdp: rtpKey == nil ? sdpText : nil, notes: notes))
             } else {
                 if status == "connected" {
                     print("connected \(summary.source) → \(summary.destination): \(formatText) [\(summary.id)]")
@@ -264,17 +294,24 @@ struct ConnectCommand: AsyncParsableCommand {
                         "already connected \(summary.source) → \(summary.destination)\(state): \(formatText) [\(summary.id)]; nothing changed"
                     )
                 }
-                if let sdpText, sdp == nil { print(sdpText, terminator: "") }
+                if let sdpText, sdp == nil, rtpKey == nil { print(sdpText, terminator: "") }
             }
             for note in notes { printError("note: \(note)") }
             if let warning = summary.warning { printError("warning: \(warning)") }
             if let sdp, let sdpText {
-                do {
-                    try sdpText.write(toFile: sdp, atomically: true, encoding: .utf8)
-                } catch {
-                    throw CLIError("connected, but cannot write \(sdp): \(error.localizedDescription)")
+                if rtpKey != nil {
+                    // The SDP holds the stream's key: its reader's alone.
+                    do throws(SecretFile.Failure) { try SecretFile.write(sdpText, to: sdp) } catch {
+                        throw CLIError("connected, but cannot write \(sdp): \(error)")
+                    }
+                } else {
+                    do {
+                        try sdpText.write(toFile: sdp, atomically: true, encoding: .utf8)
+                    } catch {
+                        throw CLIError("connected, but cannot write \(sdp): \(error.localizedDescription)")
+                    }
                 }
-                if !json { print("SDP written to \(sdp)") }
+                if !json { print("SDP written to \(sdp)\(rtpKey == nil ? "" : " (mode 0600: it holds the stream's key)")") }
             }
             return (summary, sender, status == "connected")
         }
@@ -301,9 +338,9 @@ struct ConnectCommand: AsyncParsableCommand {
     }
 
     /// The stream's SDP, when `--sdp FILE` asks for it or `wanted` (an rtp:// destination); nil otherwise.
-    private func sdpDescription(of summary: ConnectionSummary, origin: String, wanted: Bool) throws -> String? {
+    private func sdpDescription(of summary: ConnectionSummary, origin: String, wanted: Bool, srtpKey: [UInt8]?) throws -> String? {
         guard sdp != nil || wanted else { return nil }
-        guard let description = SessionDescription(connection: summary, originHost: origin) else {
+        guard let description = SessionDescription(connection: summary, originHost: origin, srtpKey: srtpKey) else {
             throw CLIError("connected, but \(summary.source.peer) did not report where its packets go, so there is no SDP (an older peer?)")
         }
         return description.text

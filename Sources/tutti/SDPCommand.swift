@@ -55,6 +55,12 @@ struct SDPCommand: AsyncParsableCommand {
                 for summary in description.connections where summary.role == .sending {
                     if let port, summary.source.port != port.port { continue }
                     if let connection, summary.id.rawValue != connection { continue }
+                    if summary.srtp != nil, summary.rtpDestination != nil {
+                        printError(
+                            "note: \(summary.source) → \(summary.destination) [\(summary.id)] is SRTP: its key is only in the SDP file written by the connect that made it"
+                        )
+                        continue
+                    }
                     guard let sdp = SessionDescription(connection: summary, originHost: origin) else {
                         printError(
                             "note: \(summary.source) → \(summary.destination) [\(summary.id)]: its peer does not report where the packets go (an older peer?)"

@@ -49,7 +49,7 @@ final class EveryCommandTests: XCTestCase {
             usage: "tutti connect [<options>] <PEER:PORT> <PEER:PORT|rtp://HOST:PORT> [<PEER:PORT> ...]",
             arguments: ["<PEER:PORT>", "<PEER:PORT|rtp://HOST:PORT>", "<PEER:PORT>"],
             options: [
-                "--sdp <FILE>", "--rate <HZ>", "--channels <N>", "--format <FORMAT>", "--codec <CODEC>", "--bitrate <BITS/S>",
+                "--sdp <FILE>", "--srtp", "--rate <HZ>", "--channels <N>", "--format <FORMAT>", "--codec <CODEC>", "--bitrate <BITS/S>",
                 "--frame <DURATION>", "--complexity <N>", "--application <MODE>", "--fec", "--expected-loss <PERCENT>",
                 "--frames <FRAMES>", "--latency <MS|MIN..MAX|auto>", "--sync <MS>", "--json",
             ] + session,

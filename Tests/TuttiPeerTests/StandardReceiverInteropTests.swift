@@ -38,8 +38,12 @@ final class StandardReceiverInteropTests: XCTestCase {
 
     /// Streams a 1 kHz tone port to ffmpeg with `options` and returns the connection and what ffmpeg recorded
     /// in `seconds` (`codec`: ffmpeg's WAV encoder).
+    ///
+    /// - Parameter srtpKey: stream SRTP (AES_CM_128_HMAC_SHA1_80) with this key, which the SDP's `a=crypto`
+    ///   line gives ffmpeg.
     private func record(
-        _ options: ConnectOptions, seconds: Double, codec: String = "pcm_s16le", file: StaticString = #filePath, line: UInt = #line
+        _ options: ConnectOptions, seconds: Double, codec: String = "pcm_s16le", srtpKey: [UInt8]? = nil,
+        file: StaticString = #filePath, line: UInt = #line
     ) async throws -> (ConnectionSummary, WAVAudio) {
         let ffmpeg = try ffmpeg()
         var lab = LoopbackPeers()
@@ -51,13 +55,15 @@ final class StandardReceiverInteropTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: directory) }
 
         let destination = RTPDestination(address: .ipv4(0x7F00_0001), port: try freePortPair())
-        let request = ConnectRequest(source: PortReference(peer: "a", port: "out"), rtpDestination: destination, options: options)
+        var request = ConnectRequest(source: PortReference(peer: "a", port: "out"), rtpDestination: destination, options: options)
+        request.rtpKey = srtpKey.map { MediaKeying(suite: "AES_CM_128_HMAC_SHA1_80", key: $0) }
         let response = try await TestControl.send(.connect(request), to: sender.endpoint, timeout: .seconds(5))
         guard case .connected(let summary) = response else {
             await lab.stopAll()
             throw ControlFailure(.internalError, "not connected: \(response)")
         }
-        let sdp = try XCTUnwrap(SessionDescription(connection: summary, originHost: sender.endpoint.host), file: file, line: line)
+        let sdp = try XCTUnwrap(
+            SessionDescription(connection: summary, originHost: sender.endpoint.host, srtpKey: srtpKey), file: file, line: line)
         let sdpFile = directory.appendingPathComponent("stream.sdp")
         let wavFile = directory.appendingPathComponent("out.wav")
         try sdp.text.write(to: sdpFile, atomically: true, encoding: .utf8)
@@ -109,6 +115,21 @@ final class StandardReceiverInteropTests: XCTestCase {
         XCTAssertEqual(report.frequency, 1000, accuracy: 1)
         XCTAssertEqual(report.rms, 0.5 / 2.squareRoot(), accuracy: 0.05)
         XCTAssertGreaterThan(report.activeSeconds, 1.9)
+    }
+
+    /// ffmpeg reads the SDES key from the SDP's `a=crypto` line (RFC 4568) and decrypts the stream.
+    func testFFmpegPlaysAnSRTPStreamFromTheKeyInTheSDP() async throws {
+        let key = (0..<30).map { _ in UInt8.random(in: 0 ... .max) }
+        let (summary, audio) = try await record(ConnectOptions(), seconds: 2, srtpKey: key)
+        XCTAssertEqual(summary.srtp, "AES_CM_128_HMAC_SHA1_80")
+        XCTAssertEqual(audio.frames, 96_000, "2 s at 48 kHz")
+        for channel in 0..<2 {
+            let report = analyze(audio, channel: channel, "SRTP L16")
+            XCTAssertEqual(report.frequency, 1000, accuracy: 0.5)
+            XCTAssertEqual(report.rms, 0.5 / 2.squareRoot(), accuracy: 0.01)
+            XCTAssertEqual(report.gaps, [], "no packet missing")
+            XCTAssertEqual(report.discontinuities, 0)
+        }
     }
 
     func testFFmpegPlaysAnL24Stream() async throws {

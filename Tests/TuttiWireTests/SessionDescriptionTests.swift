@@ -28,6 +28,18 @@ final class SessionDescriptionTests: XCTestCase {
             ]))
     }
 
+    /// An SRTP stream's SDP: `RTP/SAVP` and the SDES key (RFC 4568 §9.1): 30 bytes of key and salt in base64.
+    func testSRTPCarriesItsKeyInACryptoLine() {
+        let format = StreamFormat(sampleRate: 48_000, channels: 2, sampleFormat: .l16, packetFrames: 64, targetLatencyFrames: 240)
+        let description = SessionDescription(
+            sessionID: 1, sessionName: "Tutti stage:out", originHost: "198.18.0.1", destination: loopback, payloadType: 96,
+            format: format, srtpKey: Array(0..<30))
+        let lines = description.lines
+        XCTAssertTrue(lines.contains("m=audio 5004 RTP/SAVP 96"), "\(lines)")
+        XCTAssertTrue(lines.contains("a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwd"), "\(lines)")
+        XCTAssertEqual(lines.firstIndex(of: "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwd"), 6)
+    }
+
     func testL24MonoAt44100() {
         let format = StreamFormat(sampleRate: 44_100, channels: 1, sampleFormat: .l24, packetFrames: 48, targetLatencyFrames: 220)
         let description = SessionDescription(

@@ -86,7 +86,9 @@ let package = Package(
             swiftSettings: strict),
         // SRTP (RFC 3711, RFC 7714) through libsrtp2: the media of a members-only session, encrypted and
         // authenticated per packet with replay protection (pure computation, no I/O).
-        .target(name: "TuttiSRTP", dependencies: ["CSRTP", "TuttiCore"], swiftSettings: strict),
+        // AEAD_AES_128_GCM SRTP over OpenSSL's EVP with a context per stream: no allocation per packet.
+        .target(name: "CSRTPGCM", linkerSettings: [.linkedLibrary("crypto")]),
+        .target(name: "TuttiSRTP", dependencies: ["CSRTP", "CSRTPGCM", "TuttiCore"], swiftSettings: strict),
         // Capture files (pcap, pcapng) to UDP datagrams, and what Link discovery traffic in them shows.
         .target(name: "TuttiLinkCapture", dependencies: ["TuttiClock"], swiftSettings: strict),
 
@@ -168,7 +170,7 @@ let package = Package(
             dependencies: ["TuttiSecurity", "TuttiCore", "TuttiTesting", .product(name: "Crypto", package: "swift-crypto")],
             exclude: ["Fixtures"],
             swiftSettings: strict),
-        .testTarget(name: "TuttiSRTPTests", dependencies: ["TuttiSRTP"], swiftSettings: strict),
+        .testTarget(name: "TuttiSRTPTests", dependencies: ["TuttiSRTP", "CSRTP"], swiftSettings: strict),
         .testTarget(name: "TuttiSessionTests", dependencies: ["TuttiSession", "TuttiCore", "TuttiWire"], swiftSettings: strict),
         .testTarget(
             name: "TuttiClockTests", dependencies: ["TuttiClock", "TuttiLinkCapture", "TuttiTesting"], exclude: ["Fixtures"],

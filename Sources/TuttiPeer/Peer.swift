@@ -331,7 +331,7 @@ public actor Peer {
             let ssrc = UInt32.random(in: 1 ... .max, using: &generator)
             let ports = senderPortsNow
             // An rtp:// stream with the client's SRTP key (the key goes into the receiver's SDP there).
-            let rtpKey = body.rtpKey.flatMap { $0.keyBytes }.flatMap { SRTPMasterKey(suite: .aes128CMHMACSHA1_80, bytes: $0) }
+            let rtpKey = body.rtpKey.flatMap { $0.keyBytes }.flatMap { SRTPMasterKey(suite: .aesCM128HMACSHA1Tag80, bytes: $0) }
             if let rtpKey { outgoingMediaKeys[id] = rtpKey }
             let response = await self.request { .connect(body, id: id, ssrc: ssrc, ports: ports, request: $0) }
             if rtpKey != nil, sending[id] == nil { outgoingMediaKeys[id] = nil }

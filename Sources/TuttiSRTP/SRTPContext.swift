@@ -1,35 +1,50 @@
 import CSRTP
+import CSRTPGCM
 
-/// One libsrtp session for one stream direction (one SSRC, one master key), shared by `SRTPProtector` and
-/// `SRTPVerifier`. libsrtp copies the key when the session is made and allocates nothing per packet.
+/// One SRTP session for one stream direction (one SSRC, one master key), shared by `SRTPProtector` and
+/// `SRTPVerifier`:
+/// - `AEAD_AES_128_GCM` (between peers, on every members' packet) runs on OpenSSL's EVP with one cipher
+///   context per stream (CSRTPGCM): nothing is allocated per packet. libsrtp2 as Debian builds it calls NSS,
+///   whose `PK11_Encrypt` allocates twice per packet, which the audio threads must not do;
+/// - `AES_CM_128_HMAC_SHA1_80` (streams to standard receivers, with `--srtp`) runs on libsrtp2, which is
+///   also the reference the GCM code is tested against.
 ///
 /// Made and freed on the control plane; used by one data thread at a time.
 final class SRTPContext {
     /// libsrtp is set up once per process, before the first session.
     private static let libraryStatus: srtp_err_status_t = srtp_init()
 
-    let session: srtp_t
+    enum Session {
+        case gcm(OpaquePointer)
+        case libsrtp(srtp_t)
+    }
+
+    let session: Session
     let suite: SRTPSuite
 
     /// - Parameters:
     ///   - inbound: true for a receiver's session (it checks replays in a window of `replayWindow` packets).
-    /// - Throws: `SRTPError` when libsrtp refuses the suite or the key.
+    /// - Throws: `SRTPError` when the crypto library refuses the suite or the key.
     init(key: SRTPMasterKey, ssrc: UInt32, inbound: Bool, replayWindow: Int) throws(SRTPError) {
+        suite = key.suite
+        if key.suite == .aeadAES128GCM {
+            guard
+                let context = key.bytes.withUnsafeBufferPointer({
+                    tutti_srtp_gcm_create($0.baseAddress, ssrc, UInt32(max(replayWindow, 64)))
+                })
+            else { throw SRTPError("OpenSSL refused the AEAD_AES_128_GCM session") }
+            session = .gcm(context)
+            return
+        }
         guard Self.libraryStatus == srtp_err_status_ok else {
             throw SRTPError("libsrtp did not start (status \(Self.libraryStatus.rawValue))")
         }
         var policy = srtp_policy_t()
-        switch key.suite {
-        case .aeadAES128GCM:
-            srtp_crypto_policy_set_aes_gcm_128_16_auth(&policy.rtp)
-            srtp_crypto_policy_set_aes_gcm_128_16_auth(&policy.rtcp)
-        case .aes128CMHMACSHA1_80:
-            srtp_crypto_policy_set_rtp_default(&policy.rtp)
-            srtp_crypto_policy_set_rtcp_default(&policy.rtcp)
-        }
+        srtp_crypto_policy_set_rtp_default(&policy.rtp)
+        srtp_crypto_policy_set_rtcp_default(&policy.rtcp)
         policy.ssrc.type = ssrc_specific
         policy.ssrc.value = ssrc
-        policy.window_size = UInt(inbound ? replayWindow : 128)
+        policy.window_size = UInt(inbound ? min(max(replayWindow, 64), 0x7FFF) : 128)
         policy.allow_repeat_tx = 0
         policy.next = nil
         var material = key.bytes
@@ -43,9 +58,47 @@ final class SRTPContext {
         guard status == srtp_err_status_ok, let created else {
             throw SRTPError("libsrtp refused the \(key.suite.rawValue) session (status \(status.rawValue))")
         }
-        session = created
-        suite = key.suite
+        session = .libsrtp(created)
     }
 
-    deinit { srtp_dealloc(session) }
+    deinit {
+        switch session {
+        case .gcm(let context): tutti_srtp_gcm_free(context)
+        case .libsrtp(let session): srtp_dealloc(session)
+        }
+    }
+
+    /// Protects the packet of `length` bytes at `base` in place; the new length, or nil. Data thread.
+    @inline(__always)
+    func protect(_ base: UnsafeMutableRawPointer, length: Int, capacity: Int) -> Int? {
+        switch session {
+        case .gcm(let context):
+            let protected = tutti_srtp_gcm_protect(context, base.assumingMemoryBound(to: UInt8.self), Int32(length), Int32(capacity))
+            return protected < 0 ? nil : Int(protected)
+        case .libsrtp(let session):
+            var count = Int32(length)
+            return srtp_protect(session, base, &count) == srtp_err_status_ok ? Int(count) : nil
+        }
+    }
+
+    enum Verdict {
+        case verified(Int)
+        case forged
+        case replayed
+    }
+
+    /// Verifies and decrypts the packet of `length` bytes at `base` in place. Data thread.
+    @inline(__always)
+    func unprotect(_ base: UnsafeMutableRawPointer, length: Int) -> Verdict {
+        switch session {
+        case .gcm(let context):
+            let result = tutti_srtp_gcm_unprotect(context, base.assumingMemoryBound(to: UInt8.self), Int32(length))
+            return result >= 0 ? .verified(Int(result)) : result == -2 ? .replayed : .forged
+        case .libsrtp(let session):
+            var count = Int32(length)
+            let status = srtp_unprotect(session, base, &count)
+            if status == srtp_err_status_ok { return .verified(Int(count)) }
+            return status == srtp_err_status_replay_fail || status == srtp_err_status_replay_old ? .replayed : .forged
+        }
+    }
 }

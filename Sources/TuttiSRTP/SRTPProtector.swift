@@ -27,8 +27,7 @@ public final class SRTPProtector: @unchecked Sendable {
     public func protect(_ packet: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
         guard packet.count >= 12, packet.count <= StreamLimits.maxDatagramBytes, let base = buffer.baseAddress else { return nil }
         base.copyMemory(from: packet.baseAddress!, byteCount: packet.count)
-        var length = Int32(packet.count)
-        guard srtp_protect(context.session, base, &length) == srtp_err_status_ok else { return nil }
-        return UnsafeRawBufferPointer(start: base, count: Int(length))
+        guard let length = context.protect(base, length: packet.count, capacity: buffer.count) else { return nil }
+        return UnsafeRawBufferPointer(start: base, count: length)
     }
 }

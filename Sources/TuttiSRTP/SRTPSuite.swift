@@ -4,13 +4,13 @@ public enum SRTPSuite: String, CaseIterable, Hashable, Sendable {
     case aeadAES128GCM = "AEAD_AES_128_GCM"
     /// AES-128 in counter mode with HMAC-SHA1 cut to 80 bits (RFC 3711's default, and the `a=crypto` suite
     /// SDES receivers such as ffmpeg know): to standard RTP receivers.
-    case aes128CMHMACSHA1_80 = "AES_CM_128_HMAC_SHA1_80"
+    case aesCM128HMACSHA1Tag80 = "AES_CM_128_HMAC_SHA1_80"
 
     /// Bytes of the master key and master salt together.
     public var masterLength: Int {
         switch self {
         case .aeadAES128GCM: 16 + 12
-        case .aes128CMHMACSHA1_80: 16 + 14
+        case .aesCM128HMACSHA1Tag80: 16 + 14
         }
     }
 
@@ -18,7 +18,7 @@ public enum SRTPSuite: String, CaseIterable, Hashable, Sendable {
     public var tagLength: Int {
         switch self {
         case .aeadAES128GCM: 16
-        case .aes128CMHMACSHA1_80: 10
+        case .aesCM128HMACSHA1Tag80: 10
         }
     }
 }

@@ -13,8 +13,8 @@ public final class SRTPVerifier: @unchecked Sendable {
     private let buffer: UnsafeMutableRawBufferPointer
     /// Packets that failed authentication.
     public let forged = Atomic<UInt64>(0)
-    /// Packets seen before, or older than the replay window. libsrtp checks a packet's index before its tag,
-    /// so a forged packet with such an index is counted here too.
+    /// Packets seen before, or older than the replay window. A packet's index is checked before its tag (as
+    /// libsrtp does), so a forged packet with such an index is counted here too.
     public let replayed = Atomic<UInt64>(0)
 
     /// The replay window Tutti's receivers use, in packets: more than a jitter buffer holds at its deepest
@@ -44,16 +44,11 @@ public final class SRTPVerifier: @unchecked Sendable {
             return nil
         }
         base.copyMemory(from: datagram.baseAddress!, byteCount: datagram.count)
-        var length = Int32(datagram.count)
-        let status = srtp_unprotect(context.session, base, &length)
-        guard status == srtp_err_status_ok else {
-            if status == srtp_err_status_replay_fail || status == srtp_err_status_replay_old {
-                replayed.add(1, ordering: .relaxed)
-            } else {
-                forged.add(1, ordering: .relaxed)
-            }
-            return nil
+        switch context.unprotect(base, length: datagram.count) {
+        case .verified(let length): return UnsafeRawBufferPointer(start: base, count: length)
+        case .replayed: replayed.add(1, ordering: .relaxed)
+        case .forged: forged.add(1, ordering: .relaxed)
         }
-        return UnsafeRawBufferPointer(start: base, count: Int(length))
+        return nil
     }
 }

@@ -73,7 +73,7 @@ final class SRTPTests: XCTestCase {
 
     func testAKeyOfTheWrongLengthIsNoKey() {
         XCTAssertNil(SRTPMasterKey(suite: .aeadAES128GCM, bytes: Array(repeating: 1, count: 30)))
-        XCTAssertNotNil(SRTPMasterKey(suite: .aes128CMHMACSHA1_80, bytes: Array(repeating: 1, count: 30)))
+        XCTAssertNotNil(SRTPMasterKey(suite: .aesCM128HMACSHA1Tag80, bytes: Array(repeating: 1, count: 30)))
         XCTAssertEqual("\(SRTPMasterKey.random(.aeadAES128GCM))", "SRTP AEAD_AES_128_GCM key")
     }
 }

@@ -8,6 +8,7 @@ import TuttiEngine
 import TuttiIO
 import TuttiLV2
 import TuttiProcess
+import TuttiSRTP
 import TuttiStream
 import TuttiWire
 
@@ -26,6 +27,10 @@ import TuttiWire
 ///
 /// With `tracks`, the receiver port takes the 8 streams as separate tracks (`mode=separate`), each into its own
 /// channels of a 16-channel period: the separate-mode path.
+///
+/// With `srtp`, the streams are a members-only session's: every datagram in is SRTP (AEAD_AES_128_GCM, protected
+/// before the measurement, as the senders would) and verified and decrypted in the period, and the tone goes out
+/// protected. The period must allocate nothing with it either.
 ///
 /// With `blocks`, the application's own blocks (the embedding API, `AudioBlock`) take the built-ins' places: the
 /// sender's source renders a ramp, the receiver's sink sums the mix, a filter port's processing inverts; their
@@ -58,6 +63,8 @@ final class EnginePeriodState {
     let blackHole: UDPSocket
     /// Sends the streams' datagrams to the media socket.
     let network: UDPSocket
+    /// With `srtp`: each stream's sender end, protecting its datagrams before they are sent (not measured).
+    let protectors: [SRTPProtector]
     let mediaAddress: UDPAddress
     let window = DatagramWindow()
     /// One datagram, its SSRC rewritten for each stream.
@@ -67,7 +74,9 @@ final class EnginePeriodState {
     var period: Int64 = 0
     let start = MonotonicClock().now().nanoseconds + 10_000_000
 
-    init(filter processor: ProcessorSpecification? = nil, blocks: Bool = false, tracks: Bool = false) async throws {
+    init(filter processor: ProcessorSpecification? = nil, blocks: Bool = false, tracks: Bool = false, srtp: Bool = false) async throws {
+        let keys = (0..<Self.streams).map { _ in SRTPMasterKey.random(.aeadAES128GCM) }
+        protectors = srtp ? try (0..<Self.streams).map { try SRTPProtector(key: keys[$0], ssrc: ssrc &+ UInt32($0)) } : []
         let captureClock = CaptureClockSource(link: nil)
         clock = try engine.clock(sampleRate: stereoL24.sampleRate)
         let sink: AudioSink = blocks ? .block(Self.sinkBlock) : .null
@@ -92,7 +101,7 @@ final class EnginePeriodState {
                 summary: summary,
                 ssrc: ssrc &+ UInt32(index), payloadType: payloadType, peerEndpoint: nil, captureClock: .realtime,
                 maxPeriodFrames: stereoL24.packetFrames, signalLossTimeout: .seconds(1), concealment: .repetition,
-                outputSampleRate: stereoL24.sampleRate, driftCompensation: true)
+                outputSampleRate: stereoL24.sampleRate, driftCompensation: true, mediaKey: srtp ? keys[index] : nil)
             if let filter { try await filter.add(connection) } else { try await desk.add(connection) }
             connections.append(connection)
         }
@@ -108,7 +117,8 @@ final class EnginePeriodState {
                 id: ConnectionID("00000000000000ff")!, role: .sending, source: PortReference(peer: "b", port: "tone"),
                 destination: PortReference(peer: "c", port: "in"), format: stereoL24, state: .playing),
             destination: socket.destination(try UDPAddress(host: "127.0.0.1", port: blackHole.localPort)), peerEndpoint: nil,
-            ssrc: 1, payloadType: payloadType, maxPeriodFrames: stereoL24.packetFrames)
+            ssrc: 1, payloadType: payloadType, maxPeriodFrames: stereoL24.packetFrames,
+            mediaKey: srtp ? SRTPMasterKey.random(.aeadAES128GCM) : nil)
         if let filter { try await filter.add(sendConnection) } else { try sender.add(sendConnection) }
         network = try UDPSocket()
         mediaAddress = network.destination(try UDPAddress(host: "127.0.0.1", port: clock.media.port))
@@ -124,7 +134,12 @@ final class EnginePeriodState {
         for index in 0..<Self.streams {
             UnsafeMutableRawBufferPointer(rebasing: scratch[0..<datagram.count]).copyMemory(from: datagram)
             scratch.storeBytes(of: (ssrc &+ UInt32(index)).bigEndian, toByteOffset: 8, as: UInt32.self)
-            _ = network.send(UnsafeRawBufferPointer(rebasing: scratch[0..<datagram.count]), to: mediaAddress)
+            var packet = UnsafeRawBufferPointer(rebasing: scratch[0..<datagram.count])
+            if !protectors.isEmpty {
+                guard let protected = protectors[index].protect(packet) else { fatalError("SRTP protect failed") }
+                packet = protected
+            }
+            _ = network.send(packet, to: mediaAddress)
         }
     }
 
@@ -145,20 +160,22 @@ func registerEngineBenchmarks(_ configuration: Benchmark.Configuration) {
     // only names it). And the filter hop with a hosted LV2 plug-in (swh's amp, from Debian's swh-lv2): its
     // period's time against the limiter's and the plain period's in the same run is a filter hop's CPU cost.
     // The separate-mode receiver: the 8 streams as 8 tracks instead of a mix.
-    let cases: [(name: String, filter: String?, blocks: Bool, tracks: Bool)] = [
-        ("Engine-period-8-streams-in-1-out", nil, false, false),
-        ("Engine-period-filter-8-streams-in-limiter-1-out", "limiter,ceiling=-6", false, false),
-        ("Engine-period-filter-8-streams-in-lv2-amp-1-out", "lv2:http://plugin.org.uk/swh-plugins/amp", false, false),
-        ("Engine-period-app-blocks-8-streams-in-1-out", nil, true, false),
-        ("Engine-period-app-filter-8-streams-in-1-out", "gain", true, false),
-        ("Engine-period-8-separate-tracks-in-1-out", nil, false, true),
+    // And the members-only session's period: the same 8 streams in and 1 out, all SRTP.
+    let cases: [(name: String, filter: String?, blocks: Bool, tracks: Bool, srtp: Bool)] = [
+        ("Engine-period-8-streams-in-1-out", nil, false, false, false),
+        ("Engine-period-filter-8-streams-in-limiter-1-out", "limiter,ceiling=-6", false, false, false),
+        ("Engine-period-filter-8-streams-in-lv2-amp-1-out", "lv2:http://plugin.org.uk/swh-plugins/amp", false, false, false),
+        ("Engine-period-app-blocks-8-streams-in-1-out", nil, true, false, false),
+        ("Engine-period-app-filter-8-streams-in-1-out", "gain", true, false, false),
+        ("Engine-period-8-separate-tracks-in-1-out", nil, false, true, false),
+        ("Engine-period-8-SRTP-streams-in-1-out", nil, false, false, true),
     ]
     /// A built-in processor's text, or `lv2:URI` for an installed plug-in at its defaults.
     func specification(_ text: String) throws -> ProcessorSpecification {
         guard text.hasPrefix("lv2:") else { return try ProcessorSpecification(parsing: text) }
         return try LV2Catalog.shared.plugin(uri: String(text.dropFirst(4))).specification
     }
-    for (name, filter, blocks, tracks) in cases {
+    for (name, filter, blocks, tracks, srtp) in cases {
         let engine = Fixture<EnginePeriodState>()
         Benchmark(name, configuration: configuration) { benchmark in
             let state = engine.state!
@@ -169,12 +186,16 @@ func registerEngineBenchmarks(_ configuration: Benchmark.Configuration) {
             benchmark.stopMeasurement()
             state.slot = (state.slot + 1) & (windowPackets - 1)
         } setup: {
-            engine.state = try await EnginePeriodState(filter: try filter.map(specification), blocks: blocks, tracks: tracks)
+            engine.state = try await EnginePeriodState(
+                filter: try filter.map(specification), blocks: blocks, tracks: tracks, srtp: srtp)
         } teardown: {
             let state = engine.state!
             precondition(state.clock.media.demux.strayDatagrams == 0, "every datagram found its stream")
             for connection in state.connections {
                 let statistics = connection.statistics()
+                if srtp, statistics.packetsForged != 0 || statistics.packetsReplayed != 0 {
+                    fatalError("\(name): SRTP refused genuine packets: \(statistics)")
+                }
                 guard statistics.state == .playing, statistics.packetsLost == 0, statistics.packetsLate == 0 else {
                     fatalError("\(name): not a clean steady state: \(statistics)")
                 }

@@ -226,8 +226,14 @@ final class ControlServer: Sendable {
                                 secure = channel
                             } catch {
                                 // Not the member's next message: forged, replayed or cut. Nothing after it can be trusted.
-                                admission.withLock { $0.forbidden() }
-                                logger.warning("closed a control connection from \(remote): \(error)")
+                                let total = admission.withLock { state in
+                                    state.forbidden()
+                                    return state.counters.forbidden ?? 0
+                                }
+                                // Counted always; logged as other refusals are: the first ten, then every hundredth.
+                                if total <= 10 || total % 100 == 0 {
+                                    logger.warning("closed a control connection from \(remote) (\(total) forbidden so far): \(error)")
+                                }
                                 return
                             }
                         }

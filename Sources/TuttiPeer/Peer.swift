@@ -73,6 +73,8 @@ public actor Peer {
     /// the key each accepted offer carried, until its stream starts.
     var outgoingMediaKeys: [ConnectionID: SRTPMasterKey] = [:]
     var incomingMediaKeys: [ConnectionID: SRTPMasterKey] = [:]
+    /// Members' requests refused as beyond their rights since start (for rate-limited logging).
+    var forbiddenRequests: UInt64 = 0
 
     // MARK: Presence
     var discovery: (any ServiceDiscovering)?
@@ -319,7 +321,11 @@ public actor Peer {
         let remoteHost = caller.host
         guard !stopped else { return .failure(ControlFailure(.busy, "peer \(name) is stopping")) }
         if let member = caller.member, let refusal = lifecycle.refusal(of: request, from: member) {
-            logger.warning("refused a \(request.typeName) from \(remoteHost ?? "?"): \(refusal.message)")
+            // Counted by the control server; logged as other refusals are: the first ten, then every hundredth.
+            forbiddenRequests += 1
+            if forbiddenRequests <= 10 || forbiddenRequests % 100 == 0 {
+                logger.warning("refused a \(request.typeName) from \(remoteHost ?? "?") (\(forbiddenRequests) so far): \(refusal.message)")
+            }
             return .failure(refusal)
         }
         var generator = SystemRandomNumberGenerator()

@@ -117,7 +117,9 @@ final class PeerStartupCommandLineTests: XCTestCase {
     /// TCP level (at the socket level the same number is SO_DEBUG, which is what a root peer used to set).
     func testAcceptedControlConnectionsHaveTCPNoDelay() async throws {
         var lab = LoopbackPeers()
-        let peer = try await lab.start("nodelay", ports: [.toneSender(name: "out", sampleRates: [48_000])])
+        // Open: the plain request below is answered and the connection stays up (a members-only peer would
+        // refuse it and close the socket before the test can look at it).
+        let peer = try await lab.start("nodelay", ports: [.toneSender(name: "out", sampleRates: [48_000])], access: .open)
         let client = connectedControlSocket(port: peer.controlPort)
         defer { close(client) }
         // An answered request means the connection is fully set up on the peer's side.

@@ -79,6 +79,12 @@ public struct JitterBuffer: ~Copyable {
     private var lastArrival: HostTime?
     /// A packet far ahead of the window, waiting for the next one to confirm a jump.
     private var jumpCandidate: (sequenceNumber: UInt16, timestamp: UInt32)?
+    /// A packet beyond the ring moved the play head ahead since the last read; the read brings it up to the
+    /// newest packet (a burst's later packets came within the ring after the skip).
+    private var catchingUp = false
+    /// The packets the last silence counted lost: those after the timestamp `after`, numbered 1 to `packets`;
+    /// the ones up to `takenBackUpTo` came after all (late) and were taken back out of the lost count.
+    private var silenceLoss: (after: UInt32, packets: UInt64, takenBackUpTo: UInt64)?
     /// Synchronized playout: the play head is (re)placed from capture times at the next read.
     private var placeFromCaptureTime = false
     private var wasEmpty = true
@@ -183,12 +189,26 @@ public struct JitterBuffer: ~Copyable {
         let packetFrames = Int64(format.packetFrames)
         var resynchronized = false
         if state == .idle || state == .lost {
+            if state == .lost { countSilence(until: sequenceNumber, timestamp: timestamp) }
             anchor(on: sequenceNumber, timestamp: timestamp)
             resynchronized = true
         }
         var extendedTimestamp = slots.peekTimestamp(timestamp)
         let window = Int64(capacity) * packetFrames
-        if extendedTimestamp < playHead - window || extendedTimestamp >= playHead + window {
+        // Beyond the ring: its slot still holds a packet the play head has not wholly passed.
+        let beyondRing = extendedTimestamp + packetFrames > playHead + window
+        if beyondRing, continuesNewest(sequenceNumber: sequenceNumber, timestamp: timestamp) {
+            // The stream itself, a ring ahead of the play head: audio came faster than it plays (a sender's
+            // kernel delivering what it queued through an outage at once, then the live packets).
+            skipAhead(to: extendedTimestamp + packetFrames - min(Int64(targetFrames), window))
+            catchingUp = true
+        } else if extendedTimestamp < playHead - window || beyondRing {
+            if extendedTimestamp < playHead, precedesNewest(sequenceNumber: sequenceNumber, timestamp: timestamp) {
+                // An older packet of this very stream, far behind (what a sender's kernel queued through an
+                // outage, delivered after the first live packet): late, not a jump.
+                noteLate(timestamp: timestamp)
+                return .late
+            }
             // Far outside the ring: a jump (sender restart, clock step) only if the next packet agrees, as
             // RFC 3550 does for sequence jumps; a single straggler or stray packet must not reset the stream.
             if let candidate = jumpCandidate, sequenceNumber == candidate.sequenceNumber &+ 1,
@@ -217,7 +237,7 @@ public struct JitterBuffer: ~Copyable {
         let offset = extendedTimestamp - slots.anchorTimestamp
         if offset < 0 {
             // Older than the packet the buffer anchored on: its time has passed.
-            counters.late &+= 1
+            noteLate(timestamp: timestamp)
             return .late
         }
         guard offset % packetFrames == 0 else {
@@ -270,12 +290,87 @@ public struct JitterBuffer: ~Copyable {
         return reordered ? .acceptedReordered : .accepted
     }
 
+    /// The stream resumes after a loss of signal with this packet: every packet between the newest one before
+    /// the silence and it was lost (however long the silence: counted on the RTP timestamps, which wrap after
+    /// 12 hours at 96 kHz, not on sequence numbers, which wrap after 44 s of 64-frame packets at 48 kHz). Only
+    /// when both agree on the count (modulo 2^16): a stream whose numbering restarted counts nothing.
+    private mutating func countSilence(until sequenceNumber: UInt16, timestamp: UInt32) {
+        silenceLoss = nil
+        guard let newest = slots.newestAccepted else { return }
+        let frames = UInt64(timestamp &- newest.timestamp)
+        let packetFrames = UInt64(format.packetFrames)
+        guard frames >= packetFrames, frames < 1 << 31, frames % packetFrames == 0 else { return }
+        let packets = frames / packetFrames
+        guard UInt16(truncatingIfNeeded: packets) == sequenceNumber &- newest.sequenceNumber else { return }
+        loss.lostInSilence(packets - 1)
+        silenceLoss = (after: newest.timestamp, packets: packets - 1, takenBackUpTo: 0)
+    }
+
+    /// Whether a packet is an older one of the stream whose newest packet was accepted: up to 2^15 sequence
+    /// numbers behind it and exactly that many packets' frames earlier (a restarted sender's packet agrees
+    /// with both by chance about once in 2^32).
+    @inline(__always)
+    private func precedesNewest(sequenceNumber: UInt16, timestamp: UInt32) -> Bool {
+        guard let newest = slots.newestAccepted else { return false }
+        let behind = newest.sequenceNumber &- sequenceNumber
+        return behind >= 1 && behind <= 0x7FFF
+            && newest.timestamp &- timestamp == UInt32(behind) &* UInt32(format.packetFrames)
+    }
+
+    /// Counts a packet that came after its time. One the silence before the anchor counted lost
+    /// (`countSilence`) is taken back out of the lost count, once, in stream order (a repeat of one already
+    /// taken back stays counted late only).
+    private mutating func noteLate(timestamp: UInt32) {
+        counters.late &+= 1
+        guard let silence = silenceLoss else { return }
+        let frames = UInt64(timestamp &- silence.after)
+        let packetFrames = UInt64(format.packetFrames)
+        guard frames % packetFrames == 0 else { return }
+        let packet = frames / packetFrames
+        guard packet > silence.takenBackUpTo, packet <= silence.packets else { return }
+        silenceLoss!.takenBackUpTo = packet
+        loss.arrivedAfterSilence()
+    }
+
+    /// Whether a packet is the one after the newest accepted: next sequence number, a packet's frames later.
+    @inline(__always)
+    private func continuesNewest(sequenceNumber: UInt16, timestamp: UInt32) -> Bool {
+        guard let newest = slots.newestAccepted else { return false }
+        return sequenceNumber == newest.sequenceNumber &+ 1 && timestamp == newest.timestamp &+ UInt32(format.packetFrames)
+    }
+
+    /// Moves the play head ahead to `newHead`, on the same grid (a packet beyond the ring is held at the target
+    /// latency, or a ring back when the target is longer, as an anchor on it would hold it): the audio passed
+    /// over was received and is counted skipped (frames); a packet passed over missing is lost (a newer one is
+    /// here), and late if it comes after all.
+    /// Unlike a re-anchor, nothing received goes uncounted and the stream keeps its grid, numbering and
+    /// measurements. Looks at a ring of packets at most (a play head placed far back by synchronized playout
+    /// has nothing older in the ring to account for).
+    private mutating func skipAhead(to newHead: Int64) {
+        guard newHead > playHead else { return }
+        let end = slots.packetIndex(of: newHead)
+        var index = max(0, slots.packetIndex(of: playHead), end - Int64(capacity))
+        while index < end {
+            if !slots.holds(index) {
+                loss.passedMissing(
+                    index: index, packetStart: slots.packetStart(index), slot: slots.slot(index),
+                    newestTimestamp: slots.highestTimestamp, playing: true)
+            }
+            index += 1
+        }
+        counters.skippedFrames &+= UInt64(newHead - playHead)
+        playHead = newHead
+        stretchRemaining = 0
+        if readSinceAnchor { playout.skipped() }  // crossfade from the audio played into the audio after the skip
+    }
+
     /// Re-anchors the grid and the play head on a packet (first packet, or after a jump or a loss of signal).
     private mutating func anchor(on sequenceNumber: UInt16, timestamp: UInt32) {
         slots.reanchor(sequenceNumber: sequenceNumber, timestamp: timestamp)
         loss.reanchor()
         if opus != nil { opus!.reanchor() }
         jumpCandidate = nil
+        catchingUp = false
         jitter.reset()
         latencyController.reset()
         stretchRemaining = 0
@@ -351,7 +446,11 @@ public struct JitterBuffer: ~Copyable {
 
         if let latency = format.synchronizedLatencyNanoseconds, captureClockNow != .min {
             placePlayHead(synchronizedLatency: latency, captureClockNow: captureClockNow)
+        } else if catchingUp {
+            // A burst went beyond the ring since the last read: what of it came after the skip waits too.
+            skipAhead(to: highestEnd - min(Int64(targetFrames), Int64(capacity * format.packetFrames)))
         }
+        catchingUp = false
         // The level the device finds when it comes to read: what the target latency is about.
         counters.bufferedFrames = max(0, Int(highestEnd - playHead))
         if format.adaptiveLatencyFrames != nil, state == .playing {

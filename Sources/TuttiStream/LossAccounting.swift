@@ -35,6 +35,15 @@ struct LossAccounting: ~Copyable {
         missedPending.deallocate()
     }
 
+    /// The stream came back after a loss of signal with `packets` never received in between: lost. (The
+    /// misses the play head noted while it ran on are among them, pending; `reanchor` drops those.)
+    @_noLocks @_noAllocation
+    mutating func lostInSilence(_ packets: UInt64) { lost &+= packets }
+
+    /// One of the packets `lostInSilence` counted came after all (late): out of the lost count.
+    @_noLocks @_noAllocation
+    mutating func arrivedAfterSilence() { lost -= 1 }
+
     /// A new anchor: nothing passed yet (the lost count stays: it is cumulative).
     @_noLocks @_noAllocation
     mutating func reanchor() {

@@ -31,6 +31,12 @@ public struct PacketLossConcealer: ~Copyable {
     private let historyFrames: Int
     private var historyEnd = 0
     private var historyCount = 0
+    /// The history in time order (oldest first), laid out at the start of a gap so the period search reads
+    /// plain runs of memory.
+    private let timeOrdered: UnsafeMutableBufferPointer<Float>
+    /// The coarse search's running sums, one per candidate lag: the cross products with the recent window,
+    /// then the earlier windows' energies.
+    private let lagSums: UnsafeMutableBufferPointer<Float>
     /// The period being repeated (interleaved, `period` frames), captured at the start of the gap.
     private let pattern: UnsafeMutableBufferPointer<Float>
     private var period = 0
@@ -51,12 +57,18 @@ public struct PacketLossConcealer: ~Copyable {
         historyFrames = maxPeriod + window
         history = .allocate(capacity: historyFrames * channels)
         history.initialize(repeating: 0)
+        timeOrdered = .allocate(capacity: historyFrames * channels)
+        timeOrdered.initialize(repeating: 0)
+        lagSums = .allocate(capacity: 2 * (maxPeriod + 1))
+        lagSums.initialize(repeating: 0)
         pattern = .allocate(capacity: maxPeriod * channels)
         pattern.initialize(repeating: 0)
     }
 
     deinit {
         history.deallocate()
+        timeOrdered.deallocate()
+        lagSums.deallocate()
         pattern.deallocate()
     }
 
@@ -94,46 +106,100 @@ public struct PacketLossConcealer: ~Copyable {
             return
         }
         let searchMax = min(maxPeriod, historyCount - compared)
+        guard let end = layOutInTimeOrder() else { return }
         // Every lag on every fourth frame (a lag a whole number of periods long can be odd: 7 periods of
         // 997 Hz are 337.0 frames), then refine around the best lag on every frame. A longer lag must match
         // measurably better (by 5·10⁻⁵) to win, so a steady tone repeats its own period rather than a
         // multiple of it that only rounding favours: shorter patterns, and finer latency moves.
+        let recent = end - compared * channels
+        let coarseEnergy = energy(of: recent, frames: compared, frameStride: 4)
+        let lags = searchMax - minPeriod + 1
+        switch channels {
+        case 1: sumCoarse(recent, frames: compared, lags: lags, channels: 1)
+        case 2: sumCoarse(recent, frames: compared, lags: lags, channels: 2)
+        default: sumCoarse(recent, frames: compared, lags: lags, channels: channels)
+        }
         var bestLag = minPeriod
         var bestScore = -Float.infinity
-        for lag in minPeriod...searchMax {
-            let score = correlation(lag: lag, frames: compared, frameStride: 4)
-            if score > bestScore + 5e-5 { (bestScore, bestLag) = (score, lag) }
+        for index in 0..<lags {
+            let score = Self.normalized(cross: lagSums[index], energies: coarseEnergy, lagSums[lags + index])
+            if score > bestScore + 5e-5 { (bestScore, bestLag) = (score, minPeriod + index) }
         }
         let coarse = bestLag
+        let fineEnergy = energy(of: recent, frames: compared, frameStride: 1)
         bestScore = -Float.infinity
         for lag in max(minPeriod, coarse - 1)...min(searchMax, coarse + 1) {
-            let score = correlation(lag: lag, frames: compared, frameStride: 1)
+            let score = correlation(recent, lag: lag, frames: compared, energyRecent: fineEnergy)
             if score > bestScore { (bestScore, bestLag) = (score, lag) }
         }
         period = bestLag
-        for frame in 0..<period {
-            let source = sampleIndex(framesBack: period - frame)
-            for channel in 0..<channels { pattern[frame * channels + channel] = history[source + channel] }
+        pattern.baseAddress!.update(from: end - period * channels, count: period * channels)
+    }
+
+    /// Copies the history into `timeOrdered`, oldest frame first; returns the end of its newest frame.
+    @inline(__always)
+    private func layOutInTimeOrder() -> UnsafeMutablePointer<Float>? {
+        guard let ordered = timeOrdered.baseAddress, let ring = history.baseAddress else { return nil }
+        let oldest = sampleIndex(framesBack: historyCount)
+        let firstRun = min(historyCount * channels, historyFrames * channels - oldest)
+        ordered.update(from: ring + oldest, count: firstRun)
+        (ordered + firstRun).update(from: ring, count: historyCount * channels - firstRun)
+        return ordered + historyCount * channels
+    }
+
+    /// For every lag from `minPeriod` on (`lags` of them), the cross products of the `frames` frames from
+    /// `recent` on with those that lag earlier, and the earlier frames' energy, on every fourth frame, into
+    /// `lagSums` (crosses, then energies). The loop over lags is innermost, so each step reads the history
+    /// in one run and the compiler can vectorize it; each lag's sums still add the same products in the same
+    /// order as one correlation at a time would. `channels` is a constant where the caller can make it one.
+    @inline(__always)
+    private func sumCoarse(_ recent: UnsafeMutablePointer<Float>, frames: Int, lags: Int, channels: Int) {
+        guard let cross = lagSums.baseAddress else { return }
+        let energies = cross + lags
+        cross.update(repeating: 0, count: 2 * lags)
+        for frame in stride(from: 0, to: frames, by: 4) {
+            for channel in 0..<channels {
+                let a = recent[frame * channels + channel]
+                // The earlier sample at lag minPeriod + index is `index * channels` further back.
+                let nearest = recent + frame * channels + channel - minPeriod * channels
+                for index in 0..<lags {
+                    let b = nearest[-index * channels]
+                    cross[index] += a * b
+                    energies[index] += b * b
+                }
+            }
         }
     }
 
-    /// Normalized correlation of the last `frames` frames with the `frames` frames `lag` earlier.
-    private func correlation(lag: Int, frames window: Int, frameStride: Int) -> Float {
-        var cross: Float = 0
-        var energyRecent: Float = 0
-        var energyEarlier: Float = 0
-        for frame in stride(from: 0, to: window, by: frameStride) {
-            let recent = sampleIndex(framesBack: window - frame)
-            let earlier = sampleIndex(framesBack: window - frame + lag)
-            for channel in 0..<channels {
-                let a = history[recent + channel]
-                let b = history[earlier + channel]
-                cross += a * b
-                energyRecent += a * a
-                energyEarlier += b * b
-            }
+    /// The energy of `frames` frames from `samples` on, on every `frameStride`-th frame.
+    @inline(__always)
+    private func energy(of samples: UnsafeMutablePointer<Float>, frames: Int, frameStride: Int) -> Float {
+        var sum: Float = 0
+        for frame in stride(from: 0, to: frames, by: frameStride) {
+            let first = samples + frame * channels
+            for channel in 0..<channels { sum += first[channel] * first[channel] }
         }
-        let denominator = (energyRecent * energyEarlier).squareRoot()
+        return sum
+    }
+
+    /// Normalized correlation of the `frames` frames from `recent` on with the `frames` frames `lag` earlier,
+    /// every frame; `energyRecent` is the recent frames' (`energy(of:)`).
+    @inline(__always)
+    private func correlation(_ recent: UnsafeMutablePointer<Float>, lag: Int, frames: Int, energyRecent: Float) -> Float {
+        let earlier = recent - lag * channels
+        var cross: Float = 0
+        var energyEarlier: Float = 0
+        for sample in 0..<(frames * channels) {
+            cross += recent[sample] * earlier[sample]
+            energyEarlier += earlier[sample] * earlier[sample]
+        }
+        return Self.normalized(cross: cross, energies: energyRecent, energyEarlier)
+    }
+
+    /// A cross product over the square root of the two windows' energies; 0 for silence.
+    @inline(__always)
+    private static func normalized(cross: Float, energies first: Float, _ second: Float) -> Float {
+        let denominator = (first * second).squareRoot()
         return denominator > 1e-12 ? cross / denominator : 0
     }
 

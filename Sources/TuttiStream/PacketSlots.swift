@@ -72,6 +72,12 @@ struct PacketSlots: ~Copyable {
         return reordered
     }
 
+    /// The sequence number and timestamp of the newest packet accepted since the anchor, or nil.
+    var newestAccepted: (sequenceNumber: UInt16, timestamp: UInt32)? {
+        guard highestTimestamp != .min else { return nil }
+        return (UInt16(truncatingIfNeeded: highestSequence), UInt32(truncatingIfNeeded: highestTimestamp))
+    }
+
     /// The packet index on the grid of the frame at `position` (rounded down; negative before the anchor).
     @inline(__always)
     func packetIndex(of position: Int64) -> Int64 { floorDivide(position - anchorTimestamp, Int64(packetFrames)) }

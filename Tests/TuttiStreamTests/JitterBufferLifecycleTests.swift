@@ -37,6 +37,111 @@ final class JitterBufferLifecycleTests: XCTestCase {
         XCTAssertEqual(run.final.lost, 0, "the concealed packet is counted once, as late; the stream's end is no loss")
     }
 
+    func testASilenceTheSameStreamResumesFromCountsEveryPacketItMissedAsLost() {
+        // The link is down for 1.5 s, and for 95 s (more packets than sequence numbers: they wrapped): the sender
+        // ran on, so its sequence numbers and timestamps moved on by exactly the packets that never came.
+        for missed in [1_125, 71_250] {
+            var buffer = JitterBuffer(format: format, signalLossTimeout: .seconds(1))
+            let first = makePackets(format: format, packetCount: 31)
+            let gapFrames = Int64(missed) * 64
+            let second = makePackets(
+                format: format, packetCount: 40, initialSequenceNumber: UInt16(truncatingIfNeeded: 1_000 + 31 + missed),
+                initialTimestamp: 50_000 + UInt32(31 + missed) * 64, timelineOffset: first.last!.sendFrame + 64 + gapFrames)
+            var schedule = arrivals(first)
+            schedule += arrivals(second).map { Arrival(index: 1_000 + $0.index, bytes: $0.bytes, arrivalFrame: $0.arrivalFrame) }
+            // Read only around the two bursts (the play head's misses in the silence are among the lost anyway).
+            let run = runPlayout(
+                &buffer, arrivals: schedule, period: Fixture.period, startFrame: first[0].sendFrame, endFrame: second.last!.sendFrame + 480)
+            XCTAssertEqual(run.results.first { $0.index == 1_000 }?.result, .resynchronized, "\(missed)")
+            XCTAssertEqual(run.final.lost, UInt64(missed), "every packet of the silence, once (\(missed))")
+            XCTAssertEqual(run.final.late, 0)
+        }
+    }
+
+    func testAStaleBurstAtTheEndOfASilenceCountsEveryPacketOnce() {
+        // The link is down for 1.5 s; the sender's kernel held the outage's last 101 packets (unres_qlen) and
+        // delivers them at once when the link is back, just before the live packets.
+        let outage = StaleBurst(format: format)
+        let run = outage.play(liveFirst: false)
+        outage.assertEveryPacketCountedOnce(run)
+        XCTAssertEqual(run.final.lost, UInt64(outage.missed - outage.queued), "lost: the packets that never came")
+        XCTAssertEqual(run.final.late, 0)
+        // The burst's audio is older than the latency wants: skipped, so that from the first read after it the
+        // buffer holds the target again (not a ring's worth of stale audio), and counted so.
+        let afterBurst = run.readFrames.firstIndex { $0 >= outage.upFrame }!
+        XCTAssertEqual(run.statistics[afterBurst].bufferedFrames, format.targetLatencyFrames, "the level at the first read after the burst")
+        XCTAssertEqual(
+            Int(run.final.skippedFrames), (outage.queued - 1) * format.packetFrames,
+            "skipped: from where the burst's first packet anchored the play head to where its last one holds it")
+    }
+
+    func testAStaleBurstAfterTheFirstLivePacketIsLateNotAJump() {
+        // As above, but the first live packet overtakes the queued ones: the buffer anchors on it, counting the
+        // whole outage lost; the queued packets then come far behind the play head, in the stream's own
+        // numbering: late (taken back out of the lost count), and the live audio plays on undisturbed.
+        let outage = StaleBurst(format: format)
+        let run = outage.play(liveFirst: true)
+        outage.assertEveryPacketCountedOnce(run)
+        XCTAssertEqual(run.final.lost, UInt64(outage.missed - outage.queued), "lost: the packets that never came")
+        XCTAssertEqual(run.final.late, UInt64(outage.queued), "late: the queued packets, after their time")
+        XCTAssertEqual(run.final.received, UInt64(outage.before + outage.after))
+        XCTAssertEqual(run.final.skippedFrames, 0)
+    }
+
+    /// A stream of `before` packets, an outage of `missed` packets whose last `queued` arrive at once when the
+    /// link is back (`upFrame`), then `after` live packets.
+    private struct StaleBurst {
+        let format: StreamFormat
+        let before = 31
+        let missed = 1_125
+        let queued = 101
+        let after = 40
+        let first: [SentPacket]
+        let gap: [SentPacket]
+        let live: [SentPacket]
+        /// When the link is back: the frame after the outage's last packet was sent.
+        let upFrame: Int64
+
+        init(format: StreamFormat) {
+            self.format = format
+            first = makePackets(format: format, packetCount: before)
+            gap = makePackets(
+                format: format, packetCount: missed, initialSequenceNumber: UInt16(1_000 + before),
+                initialTimestamp: 50_000 + UInt32(before * 64), timelineOffset: first.last!.sendFrame + 64)
+            upFrame = gap.last!.sendFrame + 64
+            live = makePackets(
+                format: format, packetCount: after, initialSequenceNumber: UInt16(1_000 + before + missed),
+                initialTimestamp: 50_000 + UInt32((before + missed) * 64), timelineOffset: upFrame)
+        }
+
+        func play(liveFirst: Bool) -> PlayoutRun {
+            var buffer = JitterBuffer(format: format, signalLossTimeout: .seconds(1))
+            let liveArrivals = arrivals(live).map { Arrival(index: 20_000 + $0.index, bytes: $0.bytes, arrivalFrame: $0.arrivalFrame) }
+            let burstFrame = liveFirst ? liveArrivals[0].arrivalFrame : upFrame
+            var schedule = arrivals(first)
+            if liveFirst { schedule.append(liveArrivals[0]) }
+            schedule += arrivals(Array(gap.suffix(queued))).map {
+                Arrival(index: 10_000 + $0.index, bytes: $0.bytes, arrivalFrame: burstFrame)
+            }
+            schedule += liveArrivals.dropFirst(liveFirst ? 1 : 0)
+            return runPlayout(
+                &buffer, arrivals: schedule, period: Fixture.period, startFrame: first[0].sendFrame,
+                endFrame: live.last!.sendFrame + Int64(Fixture.period))
+        }
+
+        /// Every packet sent is received, lost, late or pending exactly once; none invalid; one resynchronization
+        /// at the start and one after the silence, none in the burst.
+        func assertEveryPacketCountedOnce(_ run: PlayoutRun, file: StaticString = #filePath, line: UInt = #line) {
+            let final = run.final
+            XCTAssertEqual(
+                final.received + final.lost + final.late + final.pendingMissing, UInt64(before + missed + after),
+                "received \(final.received), lost \(final.lost), late \(final.late), pending \(final.pendingMissing), invalid \(final.invalid), duplicated \(final.duplicated), resynchronizations \(final.resynchronizations)",
+                file: file, line: line)
+            XCTAssertEqual(final.invalid, 0, "every packet of the burst is the stream's own", file: file, line: line)
+            XCTAssertEqual(final.resynchronizations, 2, "anchored at the start and after the silence only", file: file, line: line)
+        }
+    }
+
     func testLossOfSignalGoesSilentThenResynchronizes() {
         var buffer = JitterBuffer(format: format, signalLossTimeout: .seconds(1))
         let first = makePackets(format: format, packetCount: 31)

@@ -116,11 +116,22 @@ public final class EngineClock: @unchecked Sendable {
         device = nil
     }
 
+    /// Periods run since the media socket was last read while it carried no stream. Clock thread only.
+    private var periodsSinceQuietRead = 0
+    /// How often a media socket that carries no stream is still read, in periods (85 ms at 64 frames and
+    /// 48 kHz): what arrives for no stream is counted stray within that, at no system call per period for a
+    /// clock that only sends.
+    private static let quietReadInterval = 64
+
     /// The period loop's body: the packets that arrived, every attached port, then the packets to send.
     /// Clock thread only.
     private static let runPeriod: PacedDeviceClock.Handler = { context, periodTime, frames in
         Unmanaged<EngineClock>.fromOpaque(context!)._withUnsafeGuaranteedRef { clock in
-            clock.network.receiveReady(notAfter: HostTime(nanoseconds: periodTime))
+            clock.periodsSinceQuietRead &+= 1
+            if clock.media.demux.carriesStreams || clock.periodsSinceQuietRead >= EngineClock.quietReadInterval {
+                clock.periodsSinceQuietRead = 0
+                clock.network.receiveReady(notAfter: HostTime(nanoseconds: periodTime))
+            }
             clock.nodes.forEachActive { node in node.handler(node.context, periodTime, frames) }
             clock.fanOut.pointee.flush()
         }

@@ -12,6 +12,8 @@ import TuttiStream
 package struct PacedReceiverProcessor: ~Copyable {
     package let table: Unmanaged<ConnectionTable<ReceiveConnection>>
     package let ring: Unmanaged<SampleRing>
+    /// The writer of a `discard` sink, which the period's frames are only counted to (nil: queue them in `ring`).
+    package let discarding: Unmanaged<SinkWriter>?
     package let timing: Unmanaged<RecordingTiming>
     package let captureClock: CaptureClockSource
     package let channels: Int
@@ -45,6 +47,7 @@ package struct PacedReceiverProcessor: ~Copyable {
         self.sampleRate = sampleRate
         self.table = Unmanaged.passUnretained(table)
         ring = Unmanaged.passUnretained(writer.ring)
+        discarding = writer.discards ? Unmanaged.passUnretained(writer) : nil
         timing = Unmanaged.passUnretained(writer.timing)
         self.captureClock = captureClock
         self.channels = channels
@@ -77,7 +80,11 @@ package struct PacedReceiverProcessor: ~Copyable {
         timing._withUnsafeGuaranteedRef {
             $0.noteFirstPeriod(hostTime: periodTime.nanoseconds, sessionTime: captureClock.now(on: .linkGhost, at: periodTime))
         }
-        ring._withUnsafeGuaranteedRef { _ = $0.write(UnsafeBufferPointer(rebasing: mix[0..<(frames * width)])) }
+        if let discarding {
+            discarding._withUnsafeGuaranteedRef { $0.noteDiscarded(frames: frames) }
+        } else {
+            ring._withUnsafeGuaranteedRef { _ = $0.write(UnsafeBufferPointer(rebasing: mix[0..<(frames * width)])) }
+        }
         if let monitorRing, let monitorMix {
             ChannelMixer.sumTracks(mix, channels: channels, tracks: tracks, frames: frames, into: monitorMix)
             monitorRing._withUnsafeGuaranteedRef { _ = $0.write(UnsafeBufferPointer(rebasing: monitorMix[0..<(frames * channels)])) }

@@ -15,8 +15,11 @@ import TuttiStream
 /// waits for it), and the control plane reports the failure. A WAV file is still closed with a valid header
 /// for what was written.
 ///
-/// Control plane: `init`, `stop`, `failure`, `recordedFrames`. Device thread: `ring.write`, `timing`. Writer
-/// thread: internal.
+/// A `discard` output (a `null` or `block` sink) has no thread: the device thread counts its frames
+/// (`noteDiscarded`) instead of queueing them, so the port costs no wake-ups beyond its clock's.
+///
+/// Control plane: `init`, `stop`, `failure`, `recordedFrames`. Device thread: `ring.write` (when not
+/// `discards`), `noteDiscarded`, `timing`. Writer thread: internal.
 package final class SinkWriter: @unchecked Sendable {
     /// Where the audio goes, already opened by the port.
     package enum Output {
@@ -32,6 +35,8 @@ package final class SinkWriter: @unchecked Sendable {
     }
 
     package let ring: SampleRing
+    /// Whether the output is `discard`: nothing is queued or written, the device thread only counts.
+    package let discards: Bool
     private let running = Atomic<Bool>(true)
     private let frames = Atomic<Int>(0)
     private var thread: OSThread?
@@ -45,6 +50,13 @@ package final class SinkWriter: @unchecked Sendable {
     package var recordedFrames: Int { frames.load(ordering: .relaxed) }
 
     package init(output: Output, sampleRate: Int, channels: Int) {
+        if case .discard = output {
+            ring = SampleRing(capacity: 2)
+            discards = true
+            failure = nil
+            return
+        }
+        discards = false
         ring = SampleRing(capacity: sampleRate * channels * 2)  // two seconds
         let ring = ring
         switch output {
@@ -129,7 +141,7 @@ package final class SinkWriter: @unchecked Sendable {
                         frames.add(count / channels, ordering: .relaxed)
                     }
                 case .discard:
-                    frames.add(count / channels, ordering: .relaxed)
+                    break  // never queued (`discards`)
                 }
             }
             let files: [WAVWriter] =
@@ -186,6 +198,10 @@ package final class SinkWriter: @unchecked Sendable {
         }
         return true
     }
+
+    /// Counts `frames` frames a `discard` output took in place of queueing them. Device thread. Realtime-safe.
+    @inline(__always)
+    package func noteDiscarded(frames count: Int) { frames.add(count, ordering: .relaxed) }
 
     /// Writes what is queued, closes the sink and waits. Control plane; idempotent.
     package func stop() {

@@ -40,6 +40,8 @@ public final class StreamDemux: @unchecked Sendable {
     private let verifiers: UnsafeMutablePointer<Unmanaged<SRTPVerifier>?>
     private let stray = Atomic<UInt64>(0)
     private var streams = 0
+    /// `streams`, for the serving thread.
+    private let publishedStreams = Atomic<Int>(0)
 
     package init(streamCapacity: Int) {
         precondition(streamCapacity > 0)
@@ -68,6 +70,9 @@ public final class StreamDemux: @unchecked Sendable {
         receivers.deallocate()
         verifiers.deallocate()
     }
+
+    /// Whether any stream is here: a period thread reads the socket every period only then. Any thread.
+    package var carriesStreams: Bool { publishedStreams.load(ordering: .relaxed) > 0 }
 
     /// Datagrams that belonged to no stream here (an unknown SSRC, or not RTP): counted, dropped. Any thread.
     public var strayDatagrams: UInt64 { stray.load(ordering: .relaxed) }
@@ -108,6 +113,7 @@ public final class StreamDemux: @unchecked Sendable {
         verifiers[slot] = verifier.map { .passRetained($0) }
         states[slot].store(SlotState.active.rawValue, ordering: .sequentiallyConsistent)
         streams += 1
+        publishedStreams.store(streams, ordering: .relaxed)
     }
 
     /// Stops delivering `receiver`'s stream; when it returns no handler call touches `receiver` any more.
@@ -126,6 +132,7 @@ public final class StreamDemux: @unchecked Sendable {
                 verifiers[index]?.release()
                 verifiers[index] = nil
                 streams -= 1
+                publishedStreams.store(streams, ordering: .relaxed)
                 return true
             }
             index = (index + 1) & (slotCount - 1)

@@ -46,6 +46,10 @@ package typealias DatagramHandler =
 /// and call `receiveReady()` once per period: the same work with a zero timeout, no network thread and no
 /// wake-up per packet (see `Benchmarks/UDPBatching.md`).
 ///
+/// `receiveReady()` makes no `epoll_wait` when it cannot save one: with no socket registered (a peer that only
+/// sends) it makes no system call at all; with exactly one it reads that socket directly (one `recvmmsg`,
+/// which returns at once when nothing is queued).
+///
 /// **Hot path.** Per wake-up: one `epoll_wait`, one `recvmmsg` per ready socket (a second only when a
 /// batch came back full), a handler call per datagram through a C function pointer; no allocation, lock,
 /// log or existential. The thread is an audio thread (`OSThread(realtime: true)`, `SCHED_FIFO` when
@@ -104,6 +108,11 @@ package final class PacketReceiveLoop: @unchecked Sendable {
     private let running = Atomic<Bool>(false)
     /// Odd while an iteration serves sockets (written by the serving thread, read by `unregister`).
     private let epoch = Atomic<UInt64>(0)
+    /// The slot of the only active registration, `noSlot` when there is none, `severalSlots` when there are
+    /// more (written by the control plane under `control` after each change; read by `receiveReady`).
+    private let soleSlot = Atomic<Int>(PacketReceiveLoop.noSlot)
+    private static let noSlot = -1
+    private static let severalSlots = -2
     private let counters: UnsafeMutablePointer<Atomic<UInt64>>
     /// The serving thread's own state (the loop thread, or the `receiveReady` caller; never both at once).
     private let batch: UnsafeMutablePointer<UDPReceiveBatch>
@@ -211,6 +220,7 @@ package final class PacketReceiveLoop: @unchecked Sendable {
                 states[index].store(SlotState.empty.rawValue, ordering: .sequentiallyConsistent)
                 return .failure(error)
             }
+            updateSoleSlot()
             return .success(Registration(slot: index, generation: generation))
         }
         return try result.get()
@@ -233,8 +243,22 @@ package final class PacketReceiveLoop: @unchecked Sendable {
             slots[index].socket?.release()
             slots[index] = Slot()
             states[index].store(SlotState.empty.rawValue, ordering: .sequentiallyConsistent)
+            updateSoleSlot()
             return true
         }
+    }
+
+    /// Publishes which slot is the only active one (`soleSlot`). Control plane, under `control`.
+    private func updateSoleSlot() {
+        var sole = Self.noSlot
+        for index in 0..<capacity where states[index].load(ordering: .acquiring) == SlotState.active.rawValue {
+            guard sole == Self.noSlot else {
+                sole = Self.severalSlots
+                break
+            }
+            sole = index
+        }
+        soleSlot.store(sole, ordering: .sequentiallyConsistent)
     }
 
     /// Returns once no handler call that may have begun before this call is still running: what a handler
@@ -281,7 +305,8 @@ package final class PacketReceiveLoop: @unchecked Sendable {
     }
 
     /// Calls the handlers for every datagram queued now on any registered socket, without blocking: one
-    /// `epoll_wait` (timeout 0) and one `recvmmsg` per ready socket. For a caller with its own periodic thread
+    /// `epoll_wait` (timeout 0) and one `recvmmsg` per ready socket; with one socket registered, only its
+    /// `recvmmsg`; with none, no system call. For a caller with its own periodic thread
     /// (the engine's device clock) instead of the loop thread: no network thread and no wake-up per packet,
     /// while arrival times stay the kernel's. Returns the datagrams handed to handlers.
     ///
@@ -294,7 +319,13 @@ package final class PacketReceiveLoop: @unchecked Sendable {
     @discardableResult
     package func receiveReady(notAfter latest: HostTime = HostTime(nanoseconds: .max)) -> Int {
         precondition(!running.load(ordering: .relaxed), "receiveReady while the loop thread runs")
-        return service(timeoutMilliseconds: 0, latest: latest.nanoseconds)
+        let sole = soleSlot.load(ordering: .sequentiallyConsistent)
+        if sole == Self.noSlot {
+            tally.pointee.wakeUps &+= 1
+            publish(tally.pointee)
+            return 0
+        }
+        return service(timeoutMilliseconds: 0, latest: latest.nanoseconds, only: sole == Self.severalSlots ? nil : sole)
     }
 
     /// The loop thread's body.
@@ -302,11 +333,19 @@ package final class PacketReceiveLoop: @unchecked Sendable {
         while running.load(ordering: .relaxed) { service(timeoutMilliseconds: -1, latest: .max) }
     }
 
-    /// One iteration: waits up to `timeoutMilliseconds` (-1: until an event) and serves every ready socket.
-    /// `epoch` is odd from the moment the wait returns until the last handler returned (see `unregister`).
+    /// One iteration: waits up to `timeoutMilliseconds` (-1: until an event) and serves every ready socket;
+    /// or, given `only`, serves that slot's socket without waiting (whatever is queued on it). `epoch` is odd
+    /// from the moment the wait returns until the last handler returned (see `unregister`).
     @discardableResult
-    private func service(timeoutMilliseconds: Int32, latest: Int64) -> Int {
-        let ready = system_epoll_wait(epoll, events, tokens, Int32(eventsPerWait), timeoutMilliseconds)
+    private func service(timeoutMilliseconds: Int32, latest: Int64, only: Int? = nil) -> Int {
+        let ready: Int32
+        if let only {
+            // No event names it: its generation is not checked (the slot is read only once seen active).
+            tokens[0] = UInt64(only)
+            ready = 1
+        } else {
+            ready = system_epoll_wait(epoll, events, tokens, Int32(eventsPerWait), timeoutMilliseconds)
+        }
         epoch.add(1, ordering: .sequentiallyConsistent)
         // A datagram read now reached its socket after the previous iteration looked (else that one would
         // have read it): a kernel arrival time before then is the time the packet entered the host, before
@@ -325,7 +364,7 @@ package final class PacketReceiveLoop: @unchecked Sendable {
             let index = Int(token & 0xFFFF_FFFF)
             guard states[index].load(ordering: .sequentiallyConsistent) == SlotState.active.rawValue else { continue }
             let slot = slots[index]
-            guard slot.generation == UInt32(token >> 32), let handler = slot.handler else { continue }
+            guard only != nil || slot.generation == UInt32(token >> 32), let handler = slot.handler else { continue }
             for _ in 0..<batchesPerWake {
                 let received = batch.pointee.receive(descriptor: slot.descriptor)
                 tally.pointee.receiveCalls &+= 1

@@ -187,6 +187,41 @@ final class PacketReceiveLoopTests: XCTestCase {
         XCTAssertFalse(loop.isRunning)
     }
 
+    /// `receiveReady` reads a lone socket directly and does nothing without one: delivery is the same as
+    /// through epoll as sockets come and go (none, one, two, one, none).
+    func testReceiveReadyServesNoneOneAndSeveralSocketsAsTheyComeAndGo() throws {
+        let loop = try PacketReceiveLoop(capacity: 4)
+        XCTAssertEqual(loop.receiveReady(), 0)
+        XCTAssertEqual(loop.statistics.receiveCalls, 0, "no socket: not a read")
+        let sender = try UDPSocket()
+        let sockets = try (0..<2).map { _ in try UDPSocket() }
+        let recorders = (0..<2).map { Recorder(index: $0) }
+        func send(_ sequence: Int, to index: Int) throws {
+            sender.send(
+                datagram(sequence, bytes: 64),
+                to: sender.destination(try UDPAddress(host: "127.0.0.1", port: sockets[index].localPort)))
+            XCTAssertTrue(sockets[index].waitUntilReadable(timeoutMilliseconds: 5_000))
+        }
+        let first = try loop.register(sockets[0], handler: Self.record, context: recorders[0].context)
+        try send(1, to: 0)
+        XCTAssertEqual(loop.receiveReady(), 1, "the lone socket")
+        XCTAssertEqual(loop.receiveReady(), 0, "read empty")
+        let second = try loop.register(sockets[1], handler: Self.record, context: recorders[1].context)
+        try send(2, to: 0)
+        try send(3, to: 1)
+        XCTAssertEqual(loop.receiveReady(), 2, "both, through epoll")
+        XCTAssertTrue(loop.unregister(first))
+        try send(4, to: 1)
+        XCTAssertEqual(loop.receiveReady(), 1, "the second, alone now")
+        XCTAssertTrue(loop.unregister(second))
+        let calls = loop.statistics.receiveCalls
+        try send(5, to: 1)
+        XCTAssertEqual(loop.receiveReady(), 0, "an unregistered socket is not read")
+        XCTAssertEqual(loop.statistics.receiveCalls, calls)
+        XCTAssertEqual(recorders[0].seen.withLock { $0.map(\.sequence) }, [1, 2])
+        XCTAssertEqual(recorders[1].seen.withLock { $0.map(\.sequence) }, [3, 4])
+    }
+
     func testAPeriodThreadSeesNoArrivalAfterItsPeriodsTimeAndNoneBeforeItsPreviousLook() throws {
         let loop = try PacketReceiveLoop(capacity: 2)
         let (receivers, recorders) = try registeredReceivers(1, on: loop)

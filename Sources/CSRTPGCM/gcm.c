@@ -17,6 +17,9 @@ struct tutti_srtp_gcm {
     uint64_t *bits;
     uint16_t last_sent;
     int sent;
+    /* Receiver: the RTP timestamp of the packet at (roc, highest), when one opened since creation or placing. */
+    uint32_t highest_timestamp;
+    int timestamp_known;
 };
 
 /* RFC 3711 §4.3.1 with AES-CM as the PRF: x = (master salt, padded to 14 bytes) XOR (label << 48); the output
@@ -132,19 +135,9 @@ static void replay_add(tutti_srtp_gcm *c, uint64_t i) {
     }
 }
 
-int tutti_srtp_gcm_unprotect(tutti_srtp_gcm *c, uint8_t *p, int length) {
-    int h = header_length(p, length, c->ssrc);
-    if (h < 0 || length < h + 16) return -1;
+/* Verifies and decrypts under roll-over counter `roc`; on success updates the replay window and the state. */
+static int open_at(tutti_srtp_gcm *c, uint8_t *p, int length, int h, uint32_t roc) {
     uint16_t seq = (uint16_t)(p[2] << 8 | p[3]);
-    /* RFC 3711 §3.3.1: the roll-over counter this packet most likely belongs to. */
-    uint32_t roc = c->roc;
-    if (c->seen) {
-        if (c->highest < 0x8000) {
-            if (seq > c->highest + 0x8000 && roc > 0) roc = c->roc - 1;
-        } else if (seq < c->highest - 0x8000) {
-            roc = c->roc + 1;
-        }
-    }
     uint64_t index = ((uint64_t)roc << 16) | seq;
     if (!replay_check(c, index)) return -2;
     uint8_t iv[12];
@@ -159,6 +152,77 @@ int tutti_srtp_gcm_unprotect(tutti_srtp_gcm *c, uint8_t *p, int length) {
     if (!c->seen || index >= (((uint64_t)c->roc << 16) | c->highest)) {
         c->roc = roc;
         c->highest = seq;
+        c->highest_timestamp = (uint32_t)p[4] << 24 | (uint32_t)p[5] << 16 | (uint32_t)p[6] << 8 | p[7];
+        c->timestamp_known = 1;
     }
     return length - 16;
+}
+
+/* RFC 3711 §3.3.1: the roll-over counter a packet with sequence number `seq` most likely belongs to. */
+static uint32_t estimated_roc(const tutti_srtp_gcm *c, uint16_t seq) {
+    uint32_t roc = c->roc;
+    if (c->seen) {
+        if (c->highest < 0x8000) {
+            if (seq > c->highest + 0x8000 && roc > 0) roc = c->roc - 1;
+        } else if (seq < c->highest - 0x8000) {
+            roc = c->roc + 1;
+        }
+    }
+    return roc;
+}
+
+int tutti_srtp_gcm_unprotect(tutti_srtp_gcm *c, uint8_t *p, int length) {
+    int h = header_length(p, length, c->ssrc);
+    if (h < 0 || length < h + 16) return -1;
+    return open_at(c, p, length, h, estimated_roc(c, (uint16_t)(p[2] << 8 | p[3])));
+}
+
+int tutti_srtp_gcm_unprotect_by_timestamp(tutti_srtp_gcm *c, uint8_t *p, int length, uint32_t frames) {
+    int h = header_length(p, length, c->ssrc);
+    if (h < 0 || length < h + 16) return -1;
+    if (!frames || !c->timestamp_known) return -3;
+    uint32_t timestamp = (uint32_t)p[4] << 24 | (uint32_t)p[5] << 16 | (uint32_t)p[6] << 8 | p[7];
+    /* How many packets after (or, negative, before) the newest this one says it is. */
+    int64_t ahead = (int64_t)(int32_t)(timestamp - c->highest_timestamp) / (int64_t)frames;
+    uint16_t seq = (uint16_t)(p[2] << 8 | p[3]);
+    int64_t newest = (int64_t)(((uint64_t)c->roc << 16) | c->highest);
+    if (newest + ahead < 0) return -3;
+    uint64_t expected = (uint64_t)(newest + ahead);
+    /* The counter that puts (counter, seq) nearest the expected index: one of three around it. */
+    uint32_t best = (uint32_t)(expected >> 16);
+    uint64_t best_distance = UINT64_MAX;
+    for (int64_t candidate = (int64_t)(expected >> 16) - 1; candidate <= (int64_t)(expected >> 16) + 1; candidate++) {
+        if (candidate < 0 || candidate > UINT32_MAX) continue;
+        uint64_t index = ((uint64_t)candidate << 16) | seq;
+        uint64_t distance = index > expected ? index - expected : expected - index;
+        if (distance < best_distance) best_distance = distance, best = (uint32_t)candidate;
+    }
+    if (best == estimated_roc(c, seq)) return -3;
+    return open_at(c, p, length, h, best);
+}
+
+void tutti_srtp_gcm_adopt(tutti_srtp_gcm *to, const tutti_srtp_gcm *from) {
+    to->roc = from->roc;
+    to->highest = from->highest;
+    to->seen = from->seen;
+    to->newest = from->newest;
+    uint32_t words = (to->window < from->window ? to->window : from->window) / 64;
+    memcpy(to->bits, from->bits, words * sizeof(uint64_t));
+    to->last_sent = from->last_sent;
+    to->sent = from->sent;
+    to->highest_timestamp = from->highest_timestamp;
+    to->timestamp_known = from->timestamp_known;
+}
+
+uint64_t tutti_srtp_gcm_sent_index(const tutti_srtp_gcm *c) {
+    return c->sent ? ((uint64_t)c->roc << 16 | c->last_sent) : 0;
+}
+
+void tutti_srtp_gcm_place(tutti_srtp_gcm *c, uint64_t index) {
+    c->roc = (uint32_t)(index >> 16);
+    c->highest = (uint16_t)index;
+    c->seen = 1;
+    c->newest = index;
+    c->timestamp_known = 0;
+    memset(c->bits, 0, c->window / 64 * sizeof(uint64_t));
 }

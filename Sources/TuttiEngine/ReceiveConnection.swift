@@ -40,7 +40,8 @@ public final class ReceiveConnection: @unchecked Sendable {
         outputSampleRate: Int, driftCompensation: Bool, remoteClock: String? = nil, mediaKey: SRTPMasterKey? = nil
     ) throws(EngineError) {
         if let mediaKey {
-            do throws(SRTPError) { verifier = try SRTPVerifier(key: mediaKey, ssrc: ssrc) } catch {
+            do throws(SRTPError) { verifier = try SRTPVerifier(key: mediaKey, ssrc: ssrc, packetFrames: summary.format.packetFrames) } catch
+            {
                 throw EngineError("cannot decrypt the stream: \(error)")
             }
         } else {
@@ -145,9 +146,22 @@ public final class ReceiveConnection: @unchecked Sendable {
         statistics.skippedMilliseconds = Double(figures.skippedFrames) * 1000 / rate
         statistics.setLevel(receiver.levelReading())
         if let verifier {
+            verifier.reclaim()
             statistics.packetsForged = verifier.forged.load(ordering: .relaxed)
             statistics.packetsReplayed = verifier.replayed.load(ordering: .relaxed)
+            statistics.rekeys = verifier.rekeys.load(ordering: .relaxed)
         }
         return statistics
+    }
+
+    /// Opens the stream's packets under `key` too from now on, and under it alone from the sender's first
+    /// packet under it. Control plane.
+    /// - Throws: `EngineError` when the stream is plain RTP or cannot take the key.
+    /// - Parameter senderIndex: the sender's SRTP index when it drew the key, where the key starts.
+    public func stageMediaKey(_ key: SRTPMasterKey, senderIndex: UInt64? = nil) throws(EngineError) {
+        guard let verifier else { throw EngineError("connection \(summary.id) is plain RTP: it has no key to change") }
+        do throws(SRTPError) { try verifier.stage(key: key, senderIndex: senderIndex) } catch {
+            throw EngineError("connection \(summary.id): \(error)")
+        }
     }
 }

@@ -95,13 +95,31 @@ public final class SendConnection: @unchecked Sendable {
     /// The SRTP suite the stream goes out with; nil for plain RTP.
     public var srtpSuite: String? { protector?.suite.rawValue }
 
+    /// The SRTP index of the last packet sent (see `SRTPProtector.sentIndex`); nil for plain RTP. Any thread.
+    public var srtpSentIndex: UInt64? { protector?.sentIndex.load(ordering: .relaxed) }
+
+    /// Whether the stream can take a new SRTP key (a members' stream; a standard receiver's key is fixed).
+    public var canRekey: Bool { protector?.suite == .aeadAES128GCM }
+
+    /// Sends every packet from the next on under `key`; call only once the receiver holds it. Control plane.
+    /// - Throws: `EngineError` when the stream is plain RTP or cannot take the key.
+    public func stageMediaKey(_ key: SRTPMasterKey) throws(EngineError) {
+        guard let protector else { throw EngineError("connection \(id) is plain RTP: it has no key to change") }
+        do throws(SRTPError) { try protector.stage(key: key) } catch { throw EngineError("connection \(id): \(error)") }
+    }
+
     /// Figures for `tutti stats`. Control plane.
     public func statistics() -> ConnectionStatistics {
         var statistics = ConnectionStatistics(
             id: id, role: .sending, source: summary.source, destination: summary.destination, state: .playing,
             format: format, packetsSent: packetsSent.load(ordering: .relaxed),
             targetMilliseconds: Double(format.targetLatencyFrames) * 1000 / Double(format.sampleRate))
+        statistics.packetsUnsent = sendFailures.load(ordering: .relaxed)
         statistics.setLevel(level.latest)
+        if let protector {
+            protector.reclaim()
+            statistics.rekeys = protector.rekeys.load(ordering: .relaxed)
+        }
         return statistics
     }
 }

@@ -97,6 +97,14 @@ extension Peer {
                 _ = try? await transport.reply(to: .upstream(notice), fromAnyOf: endpoints, timeout: .seconds(1))
                 return nil
             }
+        case .rekey(let id, let endpoint, let reason):
+            // Only a members' stream re-keys (plain RTP has no key; a standard receiver's is in its SDP).
+            guard sending[id]?.connection.canRekey == true else { return }
+            let key = SRTPMasterKey.random(.aeadAES128GCM)
+            launch {
+                await self.rekey(id, with: key, at: endpoint, because: reason)
+                return nil
+            }
         case .report(let event):
             report(event)
         }

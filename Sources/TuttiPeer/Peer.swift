@@ -75,6 +75,8 @@ public actor Peer {
     var incomingMediaKeys: [ConnectionID: SRTPMasterKey] = [:]
     /// Members' requests refused as beyond their rights since start (for rate-limited logging).
     var forbiddenRequests: UInt64 = 0
+    /// Re-keys of streams this peer sends that did not happen (the receiver did not take the key), since start.
+    var failedRekeys: UInt64 = 0
 
     // MARK: Presence
     var discovery: (any ServiceDiscovering)?
@@ -339,7 +341,10 @@ public actor Peer {
             // An rtp:// stream with the client's SRTP key (the key goes into the receiver's SDP there).
             let rtpKey = body.rtpKey.flatMap { $0.keyBytes }.flatMap { SRTPMasterKey(suite: .aesCM128HMACSHA1Tag80, bytes: $0) }
             if let rtpKey { outgoingMediaKeys[id] = rtpKey }
-            let response = await self.request { .connect(body, id: id, ssrc: ssrc, ports: ports, request: $0) }
+            let requester: ConnectRequester = caller.member != nil ? .member : .unauthenticated(host: remoteHost)
+            let response = await self.request {
+                .connect(body, id: id, ssrc: ssrc, ports: ports, request: $0, requester: requester)
+            }
             if rtpKey != nil, sending[id] == nil { outgoingMediaKeys[id] = nil }
             guard case .connected(var summary) = response else { return response }
             summary.srtp = sending[summary.id]?.connection.srtpSuite
@@ -371,6 +376,7 @@ public actor Peer {
             step(.upstream(notice))
             return .done
         case .mute(let body): return mute(body)
+        case .rekey(let notice): return stageIncomingKey(notice)
         }
     }
 }

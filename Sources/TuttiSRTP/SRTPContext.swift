@@ -81,10 +81,57 @@ final class SRTPContext {
         }
     }
 
-    enum Verdict {
+    /// Takes up `other`'s place in the stream (roll-over counter, highest sequence, replay window, last sent):
+    /// the packets that follow are protected or verified as `other` would have, under this context's key.
+    /// Both are `AEAD_AES_128_GCM` contexts of one direction (`checkRekeying`); otherwise nothing happens.
+    /// The data thread that uses `other`.
+    @inline(__always)
+    func adopt(from other: SRTPContext) {
+        guard case .gcm(let context) = session, case .gcm(let source) = other.session else { return }
+        tutti_srtp_gcm_adopt(context, source)
+    }
+
+    /// A sender's position: the index (roll-over counter × 65536 + sequence) of its last protected packet (0
+    /// before the first; always 0 for libsrtp's suite). The data thread.
+    @inline(__always)
+    var sentIndex: UInt64 {
+        guard case .gcm(let context) = session else { return 0 }
+        return tutti_srtp_gcm_sent_index(context)
+    }
+
+    /// Places a fresh receiving context at the sender's `index` (see `tutti_srtp_gcm_place`). Before the
+    /// context is shared.
+    func place(at index: UInt64) {
+        guard case .gcm(let context) = session else { return }
+        tutti_srtp_gcm_place(context, index)
+        placed = true
+    }
+
+    /// Whether `place` put the context at the sender's position (it then takes none from another context).
+    private(set) var placed = false
+
+    /// Throws unless a stream protected with `suite` can take `key` as its next key: the same suite, and one
+    /// Tutti re-keys (`AEAD_AES_128_GCM`; a standard receiver's `AES_CM` key is fixed by its SDP).
+    static func checkRekeying(_ key: SRTPMasterKey, suite: SRTPSuite) throws(SRTPError) {
+        guard key.suite == suite else { throw SRTPError("a \(suite.rawValue) stream cannot take a \(key.suite.rawValue) key") }
+        guard suite == .aeadAES128GCM else { throw SRTPError("a \(suite.rawValue) stream keeps its key (its SDP names it)") }
+    }
+
+    enum Verdict: Equatable {
         case verified(Int)
         case forged
         case replayed
+    }
+
+    /// Tries a packet `unprotect` refused once more, with the roll-over counter its RTP timestamp points to
+    /// (`tutti_srtp_gcm_unprotect_by_timestamp`): a stream back from a silence longer than 2^15 packets. Nil
+    /// when that is the counter already tried (nothing done), and always for libsrtp's suite. Data thread.
+    @inline(__always)
+    func unprotect(_ base: UnsafeMutableRawPointer, length: Int, byTimestampInPacketsOf frames: UInt32) -> Verdict? {
+        guard case .gcm(let context) = session else { return nil }
+        let result = tutti_srtp_gcm_unprotect_by_timestamp(
+            context, base.assumingMemoryBound(to: UInt8.self), Int32(length), frames)
+        return result >= 0 ? .verified(Int(result)) : result == -2 ? .replayed : result == -1 ? .forged : nil
     }
 
     /// Verifies and decrypts the packet of `length` bytes at `base` in place. Data thread.

@@ -25,8 +25,19 @@ extension ConnectionLifecycle {
         /// Tell the receiver's peer of a connection the chains that reach its source now, 1 s, errors ignored
         /// (a receiver that missed it is told again with the next change).
         case announce(UpstreamNotice, to: [ControlEndpoint])
+        /// Give the receiving peer at the endpoint the live stream's next SRTP key, then switch to it; on
+        /// failure keep the current key (the next occasion tries again). No outcome is fed back. The edge
+        /// ignores it for a stream without SRTP.
+        case rekey(ConnectionID, to: ControlEndpoint, RekeyReason)
         /// Something the log tells the user.
         case report(LifecycleEvent)
+    }
+
+    /// Why a live stream gets a new SRTP key (said in the log). A value; thread-safe: yes (any thread).
+    package enum RekeyReason: String, Hashable, Sendable {
+        case schedule = "on schedule"
+        case sessionKeyChanged = "the session key changed"
+        case resumed = "the receiver answers again after a long loss"
     }
 
     /// Everything the edge needs to start a sending connection. A value; thread-safe: yes (any thread).

@@ -9,8 +9,11 @@ extension ConnectionLifecycle {
     package enum Input: Hashable, Sendable {
         // MARK: Control requests
         /// `connect` from a client: `id` and `ssrc` (used only to a standard RTP receiver) are freshly drawn;
-        /// `ports` is what the peer's ports can do now, by name.
-        case connect(ConnectRequest, id: ConnectionID, ssrc: UInt32, ports: [String: PortNow], request: RequestID)
+        /// `ports` is what the peer's ports can do now, by name; `requester` decides whether the request's own
+        /// endpoints may be dialled (when the receiving peer is not known here).
+        case connect(
+            ConnectRequest, id: ConnectionID, ssrc: UInt32, ports: [String: PortNow], request: RequestID,
+            requester: ConnectRequester = .member)
         /// `offer` from a sender peer that reached the control channel from `fromHost`; `ssrc` is freshly drawn.
         case offer(StreamOffer, fromHost: String?, ssrc: UInt32, ports: [String: PortNow], request: RequestID)
         case disconnect(DisconnectRequest, request: RequestID)
@@ -29,6 +32,9 @@ extension ConnectionLifecycle {
         case vanished(name: String)
         /// This peer is published under another name (after a collision).
         case renamed(to: String)
+        /// The session key this peer speaks with changed (`tutti key change`): every live stream it sends to a
+        /// peer gets a new SRTP key.
+        case sessionKeyChanged
 
         // MARK: Outcomes of actions
         /// The receiver answered `sendOffer` from `reached`; `remoteAddress` is the numeric address the control

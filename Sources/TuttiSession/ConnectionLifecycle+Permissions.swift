@@ -23,6 +23,9 @@ extension ConnectionLifecycle {
         case .upstream(let notice):
             guard let entry = receiving[notice.connectionID], entry.senderPeerID != member else { return nil }
             return ControlFailure(.forbidden, "only the sender of connection \(notice.connectionID) may tell of its upstream")
+        case .rekey(let notice):
+            guard let entry = receiving[notice.connectionID], entry.senderPeerID != member else { return nil }
+            return ControlFailure(.forbidden, "only the sender of connection \(notice.connectionID) may give it a new key")
         case .describe, .statistics, .connect, .disconnect, .setParameters, .mute:
             return nil
         }

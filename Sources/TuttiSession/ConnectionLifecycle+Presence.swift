@@ -2,7 +2,8 @@ import TuttiCore
 import TuttiWire
 
 /// Presence rows: hello, bye, Avahi's findings and renames keep the directory; a bye ends the leaving peer's
-/// connections, a hello from a live connection's receiver probes it at once (it may have restarted).
+/// connections, a hello from a live connection's receiver, or from the sender of a stream received here,
+/// probes it at once (it may have restarted).
 extension ConnectionLifecycle {
     mutating func hello(_ presence: PeerPresence, from endpoint: ControlEndpoint, now: HostTime) -> [Action] {
         guard presence.id != identity.peerID else { return [] }
@@ -14,8 +15,16 @@ extension ConnectionLifecycle {
             guard case .live = entry.phase, entry.reached != nil else { return false }
             return Self.samePeer(entry.destination.peer, presence.name)
         }.map(\.id)
+        // And every stream it sends here that has played: a sender that restarted says hello, and no longer has
+        // them. (Not one still awaiting its first packet: the sender may not list it until it has started.)
+        let received = receiving.values.filter { entry in
+            switch entry.phase {
+            case .playing, .lost: entry.senderPeerID == presence.id
+            case .starting, .awaitingMedia, .closing: false
+            }
+        }.map(\.id)
         // Probing is off with `.compatible` timeouts (`probe` returns nothing then).
-        return actions + probe(live, now: now)
+        return actions + probe(live, now: now) + probeSenders(of: received, now: now)
     }
 
     mutating func bye(_ presence: PeerPresence) -> [Action] {

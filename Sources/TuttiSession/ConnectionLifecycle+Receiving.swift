@@ -32,6 +32,11 @@ extension ConnectionLifecycle {
         var holdsTrack = false
         /// Awaiting media or lost: when the connection is freed.
         var deadline: HostTime?
+        /// Lost: when the sending peer is asked next whether it still sends the stream (none while a probe is
+        /// out), and since when it has not answered.
+        var nextProbe: HostTime? = nil
+        var probing = false
+        var unansweredSince: HostTime? = nil
 
         var isClosing: Bool { if case .closing = phase { true } else { false } }
         var isLive: Bool {
@@ -169,9 +174,11 @@ extension ConnectionLifecycle {
             event = .playing(summary)
         case (.playing, .lost):
             (entry.phase, entry.deadline) = (.lost(since: now), timeouts.lost.map { now + $0 })
+            if entry.plan.senderEndpoint != nil { entry.nextProbe = timeouts.lostProbeInterval.map { now + $0 } }
             event = .lost(summary)
         case (.lost, .playing):
             (entry.phase, entry.deadline) = (.playing, nil)
+            (entry.nextProbe, entry.unansweredSince) = (nil, nil)
             event = .resumed(summary)
         case (_, .outputFailed(let reason)) where entry.isLive && !entry.outputFailed:
             entry.outputFailed = true
@@ -210,5 +217,61 @@ extension ConnectionLifecycle {
         }
         return close(
             EntryKey(id: id, role: .receiving), reason: reason, stop: true, notify: entry.plan.senderEndpoint.map { [$0] } ?? [])
+    }
+}
+
+// MARK: - Asking a lost stream's sender
+
+extension ConnectionLifecycle {
+    /// Probes the sending peer of every lost stream whose probe is due.
+    mutating func probeLostSenders(now: HostTime) -> [Action] {
+        let due = receiving.values.filter { !$0.probing && ($0.nextProbe ?? now + .seconds(1)) <= now }.map(\.id)
+        return probeSenders(of: due, now: now)
+    }
+
+    /// Asks the sending peers of these receiving connections whether they still send them (one probe per
+    /// endpoint); nothing without `lostProbeInterval`.
+    mutating func probeSenders(of ids: [ConnectionID], now: HostTime) -> [Action] {
+        guard let interval = timeouts.lostProbeInterval else { return [] }
+        var targets = Set<ControlEndpoint>()
+        for id in ids {
+            guard var entry = receiving[id], entry.isLive, !entry.probing, let endpoint = entry.plan.senderEndpoint else { continue }
+            entry.probing = true
+            if case .lost = entry.phase { entry.nextProbe = now + interval }
+            receiving[id] = entry
+            targets.insert(endpoint)
+        }
+        return targets.sorted { $0.description < $1.description }.map { .probe(to: [$0], within: timeouts.verify) }
+    }
+
+    /// What a probe of a sending peer found, for each receiving connection it asked about.
+    mutating func probedSender(_ endpoints: [ControlEndpoint], _ result: ProbeResult, now: HostTime) -> [Action] {
+        var actions: [Action] = []
+        for id in receiving.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            guard var entry = receiving[id], entry.probing, entry.plan.senderEndpoint.map({ [$0] }) == endpoints else { continue }
+            entry.probing = false
+            let key = EntryKey(id: id, role: .receiving)
+            let peer = entry.plan.summary.source.peer
+            switch result {
+            case .listed(let connections):
+                guard connections.contains(where: { $0.id == id }) else {
+                    actions += close(key, reason: "closed: \(peer) no longer sends it", stop: true, notify: [])
+                    continue
+                }
+                entry.unansweredSince = nil
+            case .refused:
+                actions += close(key, reason: "closed: \(peer) is not running", stop: true, notify: [])
+                continue
+            case .unanswered:
+                let since = entry.unansweredSince ?? now
+                if let limit = timeouts.unanswered, now - since >= limit {
+                    actions += close(key, reason: "closed: \(peer) does not answer", stop: true, notify: [])
+                    continue
+                }
+                entry.unansweredSince = since
+            }
+            receiving[id] = entry
+        }
+        return actions
     }
 }

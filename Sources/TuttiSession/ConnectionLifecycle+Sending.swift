@@ -46,6 +46,8 @@ extension ConnectionLifecycle {
         /// The chains reaching the source port that the receiver was last told of (the offer's, then each
         /// `UpstreamNotice`'s); nil to a standard RTP receiver.
         var announced: [Pipeline]? = nil
+        /// When a live stream to a peer gets its next SRTP key on schedule.
+        var nextRekey: HostTime? = nil
         /// Verifying or offering: its timeout; live: when unanswered probes end it.
         var deadline: HostTime?
 
@@ -71,7 +73,7 @@ extension ConnectionLifecycle {
 
     mutating func connect(
         _ request: ConnectRequest, id: ConnectionID, ssrc: UInt32, ports: [String: PortNow], request requestID: RequestID,
-        now: HostTime
+        requester: ConnectRequester = .member, now: HostTime
     ) -> [Action] {
         func refuse(_ failure: ControlFailure, source: PortReference = request.source) -> [Action] {
             [.reply(requestID, .failure(failure)), .report(.refused(source: source, destination: request.destination, failure))]
@@ -102,7 +104,15 @@ extension ConnectionLifecycle {
                 return refuse(refusal, source: source)
             }
         }
-        let endpoints = directory.endpoints(forPeer: request.destination.peer) ?? request.destinationEndpoints
+        let endpoints = directory.endpoints(forPeer: request.destination.peer) ?? requester.dialable(request.destinationEndpoints)
+        if request.rtpDestination == nil, endpoints.isEmpty {
+            let peer = request.destination.peer
+            return refuse(
+                ControlFailure(
+                    .unknownPeer,
+                    "\(identity.name) does not know peer \(peer) (not found through Avahi, not named with --peer, no hello from it), and in an open session it dials no address a client gives it: start \(identity.name) with --peer HOST:PORT of \(peer), ask from \(peer)'s own host, or run a members-only session (tutti key new)"
+                ), source: source)
+        }
         var entry = Sending(
             id: id, source: source, destination: request.destination, port: port, offer: nil, endpoints: endpoints, reached: nil,
             plan: nil, connect: requestID, phase: .offering(cancel: nil), deadline: nil)
@@ -311,6 +321,7 @@ extension ConnectionLifecycle {
         }
         let probes = timeouts.probeInterval != nil && entry.reached != nil
         entry.phase = .live(Sending.Liveness(nextProbe: probes ? timeouts.probeInterval.map { now + $0 } : nil))
+        if entry.offer != nil, entry.reached != nil { entry.nextRekey = timeouts.rekeyInterval.map { now + $0 } }
         sending[id] = entry
         return replyConnect(id, .connected(plan.summary)) + [.report(.sending(plan))]
     }
@@ -386,7 +397,7 @@ extension ConnectionLifecycle {
     }
 
     mutating func probed(_ endpoints: [ControlEndpoint], _ result: ProbeResult, now: HostTime) -> [Action] {
-        var actions: [Action] = []
+        var actions = probedSender(endpoints, result, now: now)
         for id in sending.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
             guard let entry = sending[id] else { continue }
             switch entry.phase {
@@ -439,8 +450,14 @@ extension ConnectionLifecycle {
             guard let remote = connections.first(where: { $0.id == entry.id }) else {
                 return close(key, reason: "closed: \(peer) no longer receives it", stop: true, notify: [])
             }
+            let silentFor = liveness.unansweredSince.map { now - $0 }
             (liveness.remoteState, liveness.remoteFailure, liveness.unansweredSince) = (remote.state, remote.failureReason, nil)
             sending[entry.id]?.deadline = nil
+            sending[entry.id]?.phase = .live(liveness)
+            if let silentFor, let long = timeouts.rekeyAfterLoss, silentFor >= long {
+                return rekey([entry.id], .resumed, now: now)
+            }
+            return []
         case .refused:
             return close(key, reason: "closed: \(peer) is not running", stop: true, notify: [])
         case .unanswered:
@@ -450,5 +467,33 @@ extension ConnectionLifecycle {
         }
         sending[entry.id]?.phase = .live(liveness)
         return []
+    }
+}
+
+// MARK: - Re-keying
+
+extension ConnectionLifecycle {
+    /// Re-keys every live stream to a peer whose scheduled key change is due.
+    mutating func rekeyDue(now: HostTime) -> [Action] {
+        let due = sending.values.filter { ($0.nextRekey ?? now + .seconds(1)) <= now }.map(\.id)
+        return rekey(due, .schedule, now: now)
+    }
+
+    /// Re-keys every live stream to a peer.
+    mutating func rekeyLive(_ reason: RekeyReason, now: HostTime) -> [Action] {
+        rekey(Array(sending.keys), reason, now: now)
+    }
+
+    /// A `.rekey` for each of these connections that is a live stream to a peer (not to a standard receiver),
+    /// in id order; the schedule starts again from now.
+    mutating func rekey(_ ids: [ConnectionID], _ reason: RekeyReason, now: HostTime) -> [Action] {
+        var actions: [Action] = []
+        for id in ids.sorted(by: { $0.rawValue < $1.rawValue }) {
+            guard var entry = sending[id], case .live = entry.phase, entry.offer != nil, let reached = entry.reached else { continue }
+            entry.nextRekey = timeouts.rekeyInterval.map { now + $0 }
+            sending[id] = entry
+            actions.append(.rekey(id, to: reached, reason))
+        }
+        return actions
     }
 }

@@ -134,8 +134,8 @@ package struct ConnectionLifecycle: Sendable {
     private mutating func dispatch(_ input: Input, now: HostTime) -> [Action] {
         if isStopping, let refused = refusedWhileStopping(input) { return refused }
         switch input {
-        case .connect(let request, let id, let ssrc, let ports, let requestID):
-            return connect(request, id: id, ssrc: ssrc, ports: ports, request: requestID, now: now)
+        case .connect(let request, let id, let ssrc, let ports, let requestID, let requester):
+            return connect(request, id: id, ssrc: ssrc, ports: ports, request: requestID, requester: requester, now: now)
         case .offer(let offer, let host, let ssrc, let ports, let requestID):
             return self.offer(offer, fromHost: host, ssrc: ssrc, ports: ports, request: requestID)
         case .disconnect(let request, let requestID): return disconnect(request, request: requestID)
@@ -147,6 +147,7 @@ package struct ConnectionLifecycle: Sendable {
         case .discovered(let peer): return discovered(peer)
         case .vanished(let name): return vanished(name)
         case .renamed(let name): return renamed(to: name)
+        case .sessionKeyChanged: return rekeyLive(.sessionKeyChanged, now: now)
         case .answered(let id, let answer, let reached, let remoteAddress, let receiver):
             return answered(id, answer, reached: reached, remoteAddress: remoteAddress, receiver: receiver, now: now)
         case .refused(let id, let failure, let unusable): return refused(id, failure, unusableAnswerFrom: unusable)
@@ -172,6 +173,8 @@ package struct ConnectionLifecycle: Sendable {
             actions += sendingDeadline(id, now: now)
         }
         actions += probeDueReceivers(now: now)
+        actions += rekeyDue(now: now)
+        actions += probeLostSenders(now: now)
         for id in receiving.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
             guard let due = receiving[id]?.deadline, due <= now else { continue }
             actions += receivingDeadline(id, now: now)
@@ -181,8 +184,8 @@ package struct ConnectionLifecycle: Sendable {
 
     /// When `tick` must be called next, or nil when nothing is scheduled. Thread-safe: a value.
     package var nextDeadline: HostTime? {
-        let senders = sending.values.flatMap { [$0.dueDeadline, $0.nextProbe].compactMap { $0 } }
-        return (senders + receiving.values.compactMap(\.deadline)).min()
+        let senders = sending.values.flatMap { [$0.dueDeadline, $0.nextProbe, $0.nextRekey].compactMap { $0 } }
+        return (senders + receiving.values.flatMap { [$0.deadline, $0.probing ? nil : $0.nextProbe].compactMap { $0 } }).min()
     }
 
     /// The connections `describe` lists: live senders and receivers that started, by id. Thread-safe: a value.
@@ -223,10 +226,10 @@ package struct ConnectionLifecycle: Sendable {
     private func refusedWhileStopping(_ input: Input) -> [Action]? {
         let failure = ControlResponse.failure(ControlFailure(.busy, "peer \(identity.name) is stopping"))
         switch input {
-        case .connect(_, _, _, _, let request), .offer(_, _, _, _, let request), .disconnect(_, let request),
+        case .connect(_, _, _, _, let request, _), .offer(_, _, _, _, let request), .disconnect(_, let request),
             .teardown(_, let request):
             return [.reply(request, failure)]
-        case .hello, .bye, .discovered, .vanished, .renamed, .upstream: return []
+        case .hello, .bye, .discovered, .vanished, .renamed, .upstream, .sessionKeyChanged: return []
         default: return nil
         }
     }

@@ -18,6 +18,16 @@ public struct LifecycleTimeouts: Hashable, Sendable {
     public var probeInterval: Duration?
     /// Sender: probes unanswered this long → freed.
     public var unanswered: Duration?
+    /// Receiver: how often a lost stream's sending peer is asked (`describe`) whether it still sends it. A
+    /// sender that answers without it (it restarted, or freed the stream while its teardown notice was lost)
+    /// frees the connection here; one whose host refuses (its peer is gone) too; one that does not answer for
+    /// `unanswered` too. Nil: a lost stream waits for its sender's teardown, bye or a new offer of the pair.
+    public var lostProbeInterval: Duration? = nil
+    /// Sender, members-only sessions: how often a live stream to a peer gets a new SRTP key (`.rekey`).
+    public var rekeyInterval: Duration? = nil
+    /// Sender, members-only sessions: a receiver whose probes went unanswered this long gets a new key when it
+    /// answers again (the stream resumes after a long loss, as after a link down).
+    public var rekeyAfterLoss: Duration? = nil
 
     /// Every field given; nil disables that timeout.
     public init(
@@ -37,13 +47,20 @@ public struct LifecycleTimeouts: Hashable, Sendable {
         unanswered: .seconds(10))
 
     /// What a running peer uses: `.standard`, except that a stream lost to the network is kept, so that it
-    /// resumes when the network comes back (a receiver whose sender is gone is freed by the sender's teardown,
-    /// its bye, or a new offer of the same pair), and that a sender keeps streaming for 60 s to a receiver that
-    /// does not answer (a dropped Wi-Fi link); a receiver whose host refuses the control connection (its peer
-    /// is gone) ends at once.
-    public static let peer = LifecycleTimeouts(
-        offer: .seconds(6), verify: .seconds(1), start: .seconds(9), lost: nil, probeInterval: .seconds(1),
-        unanswered: .seconds(60))
+    /// resumes when the network comes back, and that a sender keeps streaming for 90 s to a receiver that does
+    /// not answer (a dropped Wi-Fi link, a cable out for a minute: issue 14's 60 s outage with room to spare);
+    /// a receiver whose host refuses the control connection (its peer is gone) ends at once. A lost stream's
+    /// sender is asked every 2 s whether it still sends it (freed when it does not, is gone, or has not
+    /// answered for 90 s). Streams are re-keyed every 10 minutes and after 5 s without an answer.
+    public static let peer: LifecycleTimeouts = {
+        var timeouts = LifecycleTimeouts(
+            offer: .seconds(6), verify: .seconds(1), start: .seconds(9), lost: nil, probeInterval: .seconds(1),
+            unanswered: .seconds(90))
+        timeouts.lostProbeInterval = .seconds(2)
+        timeouts.rekeyInterval = .seconds(600)
+        timeouts.rekeyAfterLoss = .seconds(5)
+        return timeouts
+    }()
 
     /// Today's peer: only the probe of an existing pair times out; nothing is freed by time and nothing probes.
     public static let compatible = LifecycleTimeouts(

@@ -179,6 +179,7 @@ private struct RequestBox: Codable {
         case "set": message = .setParameters(try container.decode(SetParametersRequest.self, forKey: .body))
         case "upstream": message = .upstream(try container.decode(UpstreamNotice.self, forKey: .body))
         case "mute": message = .mute(try container.decode(MuteRequest.self, forKey: .body))
+        case "rekey": message = .rekey(try container.decode(RekeyNotice.self, forKey: .body))
         default: throw ControlDecodingError.unknownType(type)
         }
         envelope = ControlEnvelope(id: id, message: message, version: version)
@@ -199,6 +200,7 @@ private struct RequestBox: Codable {
         case .setParameters(let body): try container.encode(body, forKey: .body)
         case .upstream(let body): try container.encode(body, forKey: .body)
         case .mute(let body): try container.encode(body, forKey: .body)
+        case .rekey(let body): try container.encode(body, forKey: .body)
         }
     }
 }

@@ -213,6 +213,8 @@ public enum ControlRequest: Hashable, Sendable {
     case upstream(UpstreamNotice)
     /// → `.muted` (the state now) or `.failure`
     case mute(MuteRequest)
+    /// peer → peer: a live stream's next SRTP key → `.done` (staged) or `.failure`
+    case rekey(RekeyNotice)
 
     /// The wire name in the envelope's `type` field.
     public var typeName: String {
@@ -228,6 +230,7 @@ public enum ControlRequest: Hashable, Sendable {
         case .setParameters: "set"
         case .upstream: "upstream"
         case .mute: "mute"
+        case .rekey: "rekey"
         }
     }
 }

@@ -280,6 +280,9 @@ public struct ConnectionStatistics: Hashable, Sendable, Codable {
     public var format: StreamFormat
     /// Sender: packets sent. Receiver: 0.
     public var packetsSent: UInt64
+    /// Sender: packets the kernel refused to send (e.g. no route, or the next hop's address unresolved while
+    /// a link is down), lost at this end. nil from receivers and from peers that do not count.
+    public var packetsUnsent: UInt64?
     public var packetsReceived: UInt64
     /// Packets that never arrived in time for playout (each concealed).
     public var packetsLost: UInt64
@@ -335,6 +338,9 @@ public struct ConnectionStatistics: Hashable, Sendable, Codable {
     /// the jitter buffer. nil for plain RTP.
     public var packetsForged: UInt64?
     public var packetsReplayed: UInt64?
+    /// An SRTP stream: how many times it changed to a new key (sender: keys sent under; receiver: keys
+    /// switched to), on schedule, after a session-key change or after a long loss. nil for plain RTP.
+    public var rekeys: UInt64?
     /// Receiver with drift compensation in a drift group (the streams from one remote device clock): whether
     /// this stream leads the group's drift estimate, follows it, or left it (its buffer strayed under the
     /// shared correction: it then compensates on its own). nil outside a group.

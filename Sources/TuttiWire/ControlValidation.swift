@@ -53,6 +53,10 @@ public enum ControlValidation {
             try require(body.controlPort != 0, "controlPort must not be 0")
         case .upstream(let body):
             try check(body.upstream, "upstream")
+        case .rekey(let body):
+            try require(body.mediaKey.suite == "AEAD_AES_128_GCM", "a stream re-keys with AEAD_AES_128_GCM only")
+            try require(body.mediaKey.keyBytes != nil, "mediaKey.key is not the suite's key and salt in hex")
+            try require((body.senderIndex ?? 0) < 1 << 48, "senderIndex is beyond SRTP's 48-bit packet index")
         case .mute(let body):
             try require(PortDescriptor.isValidName(body.port), "port '\(body.port.prefix(40))' is not a port name")
             if let destination = body.destination { try check(destination, "destination") }

@@ -49,8 +49,12 @@ struct SessionOptions: ParsableArguments {
             if let problem = match.problem { throw CLIError("peer \(match.name) does not answer: \(problem)") }
             return match
         }
-        // A peer that would not answer (not a member, unreachable) may be the one asked for: say why.
-        if let silent = peers.first(where: { $0.description == nil && $0.problem != nil }), let problem = silent.problem {
+        // A peer that would not answer (not a member, unreachable) may be the one asked for: say why. Of several,
+        // the one whose refusal names the peer asked for, else the first by address (not the first to answer).
+        let silentPeers = peers.filter { $0.description == nil && $0.problem != nil }.sorted { $0.name < $1.name }
+        if let silent = silentPeers.first(where: { $0.problem?.hasPrefix("peer \(name) ") == true }) ?? silentPeers.first,
+            let problem = silent.problem
+        {
             let answering = peers.filter { $0.description != nil }.map(\.name).sorted()
             throw CLIError(
                 "no peer named '\(name)' answered; \(silent.name) did not: \(problem)"

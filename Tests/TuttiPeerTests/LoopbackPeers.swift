@@ -23,8 +23,10 @@ struct LoopbackPeers {
     /// - Parameters:
     ///   - rtpAllowed: where the peer may stream plain RTP (`--allow-rtp`); none by default.
     ///   - access: the test session (members only, `TestSession.keys`) by default.
+    ///   - configure: any other change to the configuration, made last.
     mutating func start(
-        _ name: String, ports: [PortConfiguration], rtpAllowed: [String] = [], access: PeerAccess = TestSession.access
+        _ name: String, ports: [PortConfiguration], rtpAllowed: [String] = [], access: PeerAccess = TestSession.access,
+        configure: (inout PeerConfiguration) -> Void = { _ in }
     ) async throws -> Peer {
         var configuration = PeerConfiguration(name: name, stateDirectory: directory, ports: ports)
         configuration.access = access
@@ -32,6 +34,7 @@ struct LoopbackPeers {
         configuration.discovery = false
         // No beat clock: Link multicasts, and these peers run in the machine's own network namespace.
         configuration.link = nil
+        configure(&configuration)
         var logger = Logger(label: "test.\(name)")
         logger.logLevel = .warning
         let peer = try await Peer.start(configuration, logger: logger)

@@ -72,7 +72,7 @@ struct LifecycleDriver {
     /// The request an input carries, if it is one.
     static func requestID(of input: Input) -> RequestID? {
         switch input {
-        case .connect(_, _, _, _, let request), .offer(_, _, _, _, let request), .disconnect(_, let request), .teardown(_, let request),
+        case .connect(_, _, _, _, let request, _), .offer(_, _, _, _, let request), .disconnect(_, let request), .teardown(_, let request),
             .shutdown(let request):
             request
         default: nil
@@ -107,7 +107,7 @@ struct LifecycleDriver {
         for action in actions {
             switch action {
             case .reply(let request, let response): replies.append((request, response))
-            case .introduce, .report, .announce: break
+            case .introduce, .report, .announce, .rekey: break
             default: outstanding.append(action)
             }
         }
@@ -256,7 +256,7 @@ struct LifecycleDriver {
             case .probe(let endpoints, _):
                 let ids = machine.sending.values.filter { $0.reached.map { [$0] } == endpoints }.map(\.id)
                 outcome = world == .healthy ? Self.listed(ids) : .probed(to: endpoints, .unanswered)
-            case .reply, .introduce, .report, .announce:
+            case .reply, .introduce, .report, .announce, .rekey:
                 outstanding.removeFirst()
                 continue
             }

@@ -133,6 +133,7 @@ enum LifecycleStates {
             ("discovered", .discovered(KnownPeer(name: "B", id: D.peerB, endpoints: [D.endpointB]))),
             ("vanished", .vanished(name: "B")),
             ("renamed", .renamed(to: "A2")),
+            ("sessionKeyChanged", .sessionKeyChanged),
             (
                 "upstream",
                 .upstream(UpstreamNotice(connectionID: id, upstream: [Pipeline(origin: D.remoteSource, live: false, originHost: nil)]))
@@ -153,7 +154,7 @@ extension LifecycleStates {
     /// Every input kind by name: a new `Input` case does not compile here until it is named (and sampled).
     static func kind(of input: Input) -> String {
         switch input {
-        case .connect(let request, _, _, _, _): request.rtpDestination == nil ? "connect" : "connectRTP"
+        case .connect(let request, _, _, _, _, _): request.rtpDestination == nil ? "connect" : "connectRTP"
         case .offer: "offer"
         case .disconnect: "disconnect"
         case .teardown: "teardown"
@@ -163,6 +164,7 @@ extension LifecycleStates {
         case .discovered: "discovered"
         case .vanished: "vanished"
         case .renamed: "renamed"
+        case .sessionKeyChanged: "sessionKeyChanged"
         case .upstream: "upstream"
         case .answered: "answered"
         case .refused: "refused"
@@ -178,7 +180,7 @@ extension LifecycleStates {
 
     static let allKinds: Set<String> = [
         "connect", "connectRTP", "offer", "disconnect", "teardown", "shutdown", "hello", "bye", "discovered", "vanished", "renamed",
-        "upstream",
+        "upstream", "sessionKeyChanged",
         "answered", "refused", "unreachable", "started", "startFailed", "observed", "probed", "stopped", "notified",
     ]
 

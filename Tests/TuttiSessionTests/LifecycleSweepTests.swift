@@ -60,7 +60,7 @@ final class LifecycleSweepTests: XCTestCase {
             XCTAssertLessThan(took, .seconds(25), context)
             assertEveryRequestAnsweredOnce(driver, context)
         }
-        XCTAssertEqual(cells, S.all.count * 2 * 35)
+        XCTAssertEqual(cells, S.all.count * 2 * 36)
     }
 
     func testWithStandardTimeoutsAHealthyWorldKeepsLiveConnections() {

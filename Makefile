@@ -7,11 +7,12 @@ demo:
 test:
 	scripts/test
 
-# The long fuzzing run: 10^7 inputs through each parser of network input (scripts/fuzz; about an hour on 2 cores);
-# the corpus grows in fuzz-out/corpus/ and a crashing input is saved in fuzz-out/crashes/.
+# The long fuzzing run: 10^7 inputs through each parser of network input and the SDP writer (scripts/fuzz, an
+# optimized build), one target after another, each in one process per core sharing its corpus; the corpus grows in
+# fuzz-out/corpus/ and a crashing input is saved in fuzz-out/crashes/.
 fuzz:
 	scripts/setup
-	scripts/fuzz --runs 10000000
+	scripts/fuzz --runs 10000000 --jobs $$(nproc)
 
 # The lab benchmark, Tutti side by side with JackTrip (root; about 15 min plus the floor sweep's 1-2 h): a
 # release build, then the whole suite; the report goes to Benchmarks/results/<date>-<commit>/. BENCH_ARGS=--quick for the short one.

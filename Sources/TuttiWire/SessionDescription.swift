@@ -33,7 +33,8 @@ public struct SessionDescription: Hashable, Sendable, CustomStringConvertible {
     /// `s=`: one line of text (control characters become spaces; empty becomes a single space, RFC 8866 §5.3).
     public var sessionName: String
     /// `o=` unicast address of the sending machine: a numeric address (its type picks `IP4`/`IP6`) or a
-    /// host name (written as given, type `IP4`).
+    /// host name (written as given, type `IP4`). Spaces and control characters become `-`, and so does an
+    /// empty host, so `o=` always has its six fields.
     public var originHost: String
     public var destination: RTPDestination
     public var payloadType: UInt8
@@ -72,7 +73,8 @@ public struct SessionDescription: Hashable, Sendable, CustomStringConvertible {
     /// The lines, without line ends.
     public var lines: [String] {
         let originType = IPAddress(parsing: originHost)?.isIPv6 == true ? "IP6" : "IP4"
-        let origin = String(originHost.unicodeScalars.map { $0.value <= 0x20 || $0.value == 0x7F ? "-" : Character($0) })
+        var origin = String(originHost.unicodeScalars.map { $0.value <= 0x20 || $0.value == 0x7F ? "-" : Character($0) })
+        if origin.isEmpty { origin = "-" }
         var name = String(sessionName.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : Character($0) })
         if name.isEmpty { name = " " }
         let addressType = destination.address.isIPv6 ? "IP6" : "IP4"

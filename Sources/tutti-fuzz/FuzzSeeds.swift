@@ -29,6 +29,7 @@ enum FuzzSeeds {
         case .linkMeasurement: linkMeasurement
         case .jitterBuffer: jitterBuffer
         case .noise: noise
+        case .sdp: sdp
         }
     }
 
@@ -38,6 +39,36 @@ enum FuzzSeeds {
         var (frames, _, member) = NoiseFuzzing.handshake()
         let first = (try? member.seal(NoiseFuzzing.request)) ?? []
         return [[0] + frames[0] + frames[2], [1] + frames[1], [2] + first]
+    }
+
+    /// Sending connections of each format and address family (with and without SRTP), a receiving end, and
+    /// names that try to break a line (CRLF and a media line, NUL, Unicode line separators, a combining mark
+    /// after a space, an empty origin).
+    private static var sdp: [[UInt8]] {
+        let v4: [UInt8] = [198, 18, 0, 2] + [UInt8](repeating: 0, count: 12)
+        let v6: [UInt8] = [0x20, 0x01, 0, 2] + [UInt8](repeating: 0, count: 11) + [0x22]
+        // 48 kHz is 40 000 above the lowest rate; packet frames are 16 above theirs.
+        let inputs = [
+            SDPFuzzInput(
+                flags: 0, connectionID: 0x0011_2233_AABB_CCDD, address: v4, port: 5_004, payloadType: 96, sampleRate: 40_000,
+                channels: 1, packetFrames: 48, peer: "stage", portName: "out", originHost: "198.18.0.1"),
+            SDPFuzzInput(
+                flags: 4 | 8 | 16 | 32, connectionID: 1, address: v6, port: 6_000, payloadType: 127, sampleRate: 88_000, channels: 7,
+                packetFrames: 0, peer: "stage", portName: "multi", originHost: "2001:2::1"),
+            SDPFuzzInput(
+                flags: 4 | 64 | 128, connectionID: 0xFF, address: v4, port: 5_006, payloadType: 111, sampleRate: 0, channels: 1,
+                packetFrames: 2, opusBitrate: 90_000, peer: "foh", portName: "mix", originHost: "foh.local"),
+            SDPFuzzInput(
+                flags: 1, connectionID: 2, address: v4, port: 5_004, payloadType: 96, sampleRate: 40_000, channels: 1,
+                packetFrames: 48, peer: "stage", portName: "out", originHost: "198.18.0.1"),
+            SDPFuzzInput(
+                flags: 4, connectionID: 3, address: v4, port: 5_004, payloadType: 96, sampleRate: 40_000, channels: 1, packetFrames: 48,
+                peer: "a\r\nm=video 9 RTP/AVP 0\r\na=crypto:1", portName: "out\u{0}\n", originHost: "bad host\r\nc=IN IP4 1.2.3.4"),
+            SDPFuzzInput(
+                flags: 8, connectionID: 4, address: v6, port: 1, payloadType: 96, sampleRate: 40_000, channels: 1, packetFrames: 48,
+                peer: "\u{2028}\u{85}\u{FEFF}é", portName: " \u{301}", originHost: ""),
+        ]
+        return inputs.map(\.bytes)
     }
 
     private static var rtp: [[UInt8]] {
@@ -69,6 +100,10 @@ enum FuzzSeeds {
                     source: source, destination: destination, destinationEndpoints: [ControlEndpoint(host: "198.18.0.2", port: 7_400)],
                     options: ConnectOptions(sampleRate: 48_000, channels: 2, latencyMilliseconds: 4))),
             .disconnect(DisconnectRequest(source: source, destination: destination)),
+            .rekey(
+                RekeyNotice(
+                    connectionID: ConnectionID("00000000000000a1")!,
+                    mediaKey: MediaKeying(suite: "AEAD_AES_128_GCM", key: Array(0..<28)), senderIndex: 65_536 + 7)),
         ]
         var seeds = requests.enumerated().compactMap { index, request in
             try? Array(ControlCodec.encodeRequest(ControlEnvelope(id: UInt32(index + 1), message: request)).dropFirst(4))
@@ -119,7 +154,7 @@ enum FuzzSeeds {
             (2, 1, 1, 1_333, 0), (1, 0, 0, 0, 63), (2, 2, 2, 2_666, 0), (1, 0, 0, 0, 63), (2, -1, -1, 500, 0), (1, 0, 0, 10_000, 127),
         ])
         let jump = steps([(0, 1, 1, 1_333, 0), (1, 0, 0, 0, 63), (0, 100, 100, 1_333, 0), (0, 1, 1, 1_333, 0), (1, 0, 0, 60_000, 255)])
-        return [[0] + steady, [6] + lossy, [13] + jump]
+        return [[0] + steady, [6] + lossy, [0x1D] + jump]  // the jump with repetition (0x18)
     }
 
     private static func hex(_ text: String) -> [UInt8] {

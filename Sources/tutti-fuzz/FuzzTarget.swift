@@ -1,3 +1,4 @@
+import Foundation
 import TuttiClock
 import TuttiCore
 import TuttiSecurity
@@ -24,6 +25,9 @@ enum FuzzTarget: String, CaseIterable {
     /// The control channel's handshake and transport messages, as a stranger would send them (the first byte
     /// picks which message the input is).
     case noise
+    /// The SDP Tutti writes for a sending connection whose names and numbers a remote peer reported
+    /// (`SDPFuzzInput` lays the input out).
+    case sdp
 
     /// Runs one input.
     func run(_ bytes: UnsafeRawBufferPointer) {
@@ -34,6 +38,7 @@ enum FuzzTarget: String, CaseIterable {
         case .linkMeasurement: Self.linkMeasurement(bytes)
         case .jitterBuffer: Self.jitterBuffer(bytes)
         case .noise: Self.noise(bytes)
+        case .sdp: Self.sdp(bytes)
         }
     }
 
@@ -52,13 +57,12 @@ enum FuzzTarget: String, CaseIterable {
             guard (try? responder.answer(Array(input[..<split]))) != nil else { return }
             check((try? responder.readFinal(Array(input[split...]))) == nil, "a forged third message completed the handshake")
         case 1:
-            var initiator = NoiseFuzzing.initiator()
-            _ = try? initiator.firstFrame()
+            var initiator = NoiseFuzzing.initiatorAwaitingAnswer
             _ = try? initiator.readAnswer(input)
         default:
             // The responder has read the member's first request; the input is what a stranger sends next.
-            var (_, channel, member) = NoiseFuzzing.handshake()
-            let genuine = try! member.seal(NoiseFuzzing.request)
+            var channel = NoiseFuzzing.established.responderChannel
+            let genuine = NoiseFuzzing.established.sealedRequest
             check((try? channel.open(genuine)) == NoiseFuzzing.request, "the member's own request did not open")
             check((try? channel.open(input)) == nil, "a forged or replayed transport message opened")
         }
@@ -111,7 +115,8 @@ enum FuzzTarget: String, CaseIterable {
         check((try? LinkMeasurementMessage.decode(encoded)) == message, "measurement round trip: \(message)")
     }
 
-    /// The first byte picks the format (fixed or adaptive latency, L16 or L24, 1 or 2 channels); then each
+    /// The first byte picks the format (fixed or adaptive latency, L16 or L24, 1 or 2 channels) and the
+    /// concealment (silence, or repetition of the last period); then each
     /// 6 bytes are one step: a packet (sequence and timestamp moved by signed deltas, with or without a capture
     /// time, after some microseconds) or a read of a period. What comes out must be finite and within full
     /// scale (the payloads' samples are), and the counters must add up.
@@ -121,7 +126,10 @@ enum FuzzTarget: String, CaseIterable {
         let format = StreamFormat(
             sampleRate: 48_000, channels: channels, sampleFormat: first & 2 == 0 ? .l16 : .l24, packetFrames: 64,
             targetLatencyFrames: 192, adaptiveLatencyFrames: first & 4 == 0 ? nil : 64...1_920)
-        var buffer = JitterBuffer(format: format, concealment: first & 8 == 0 ? .silence : .repetition)
+        // Repetition in one input of four: its period search per gap is most of the target's time (the
+        // coverage instrumentation of every comparison in its correlation loop), and the search is arithmetic on
+        // samples, not state the fuzzer can steer.
+        var buffer = JitterBuffer(format: format, concealment: first & 0x18 == 0x18 ? .repetition : .silence)
         var payload = [UInt8](repeating: 0, count: format.payloadBytes)
         for index in payload.indices { payload[index] = UInt8(truncatingIfNeeded: index &* 37) }
         let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: 256 * channels)
@@ -160,6 +168,89 @@ enum FuzzTarget: String, CaseIterable {
         let statistics = buffer.statistics
         check(statistics.received + statistics.invalid <= inserted, "more packets counted than offered")
         check(statistics.bufferedFrames >= 0, "a negative buffer level")
+    }
+
+    /// Whatever the peer and port names, the origin host and the numbers, the SDP is the lines RFC 8866 §5
+    /// orders (`v o s c t m`, then the media attributes), each `<letter>=<value>` ending in CRLF, with no CR,
+    /// LF or NUL inside a value (no injected line) and no empty field in `o=`; one `m=` line; the crypto
+    /// line, when there is a key, once and carrying the key; each attribute once, naming the payload type; and
+    /// the addresses, port, id and packet time are the summary's.
+    private static func sdp(_ bytes: UnsafeRawBufferPointer) {
+        let input = SDPFuzzInput(bytes: bytes)
+        let summary = input.summary
+        guard
+            let description = SessionDescription(
+                connection: summary, originHost: input.originHost, direction: input.direction, srtpKey: input.key)
+        else {
+            return check(summary.role == .receiving || summary.rtpDestination == nil, "no SDP for a sending connection")
+        }
+        check(summary.role == .sending && summary.rtpDestination != nil, "an SDP for a connection without a destination")
+        let lines = description.lines
+        check(description.text == lines.map { $0 + "\r\n" }.joined(), "the text is not the lines, each ending in CRLF")
+        for line in lines {
+            let utf8 = Array(line.utf8)
+            let breaks: Set<UInt8> = [0x0D, 0x0A, 0]
+            check(utf8.count >= 2 && (0x61...0x7A).contains(utf8[0]) && utf8[1] == 0x3D, "not a <type>=<value> line: \(utf8)")
+            check(!utf8.contains(where: breaks.contains), "CR, LF or NUL inside a line: \(utf8)")
+        }
+        let types = lines.map { String(UnicodeScalar($0.utf8.first!)) }
+        check(Array(types.prefix(6)) == ["v", "o", "s", "c", "t", "m"], "session lines out of order: \(types)")
+        check(types.dropFirst(6).allSatisfy { $0 == "a" }, "a line after m= that is not an attribute: \(types)")
+        check(lines[0] == "v=0" && lines[4] == "t=0 0", "v= or t= changed: \(lines)")
+
+        // Fields split at the space byte, as SDP readers split them (a combining mark after a space would join
+        // it in one Character).
+        func fields(_ line: String) -> [String] {
+            line.utf8.dropFirst(2).split(separator: 0x20, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        }
+        let origin = fields(lines[1])
+        let destination = input.destination
+        let originType = IPAddress(parsing: input.originHost)?.isIPv6 == true ? "IP6" : "IP4"
+        check(origin.count == 6 && origin.allSatisfy { !$0.isEmpty }, "o= does not have six fields: \(lines[1].utf8.map { $0 })")
+        check(
+            Array(origin.prefix(5)) == ["-", "\(input.connectionID)", "0", "IN", originType],
+            "o= does not name the connection: \(lines[1])")
+        check(lines[2].count > 2, "an empty s=")
+        let addressType = destination.address.isIPv6 ? "IP6" : "IP4"
+        let connection = fields(lines[3])
+        check(
+            connection.count == 3 && connection[0] == "IN" && connection[1] == addressType
+                && IPAddress(parsing: connection[2]) == destination.address,
+            "c= is not the destination: \(lines[3])")
+        let profile = input.key == nil ? "RTP/AVP" : "RTP/SAVP"
+        let pt = input.payloadType
+        check(lines[5] == "m=audio \(destination.port) \(profile) \(pt)", "m= is not the stream: \(lines[5])")
+        check(types.filter { $0 == "m" }.count == 1, "more than one m= line")
+
+        var attributes = Array(lines.dropFirst(6))
+        if let key = input.key {
+            let crypto = "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:"
+            check(attributes.first?.hasPrefix(crypto) == true, "no crypto line first: \(attributes)")
+            check(attributes.filter { $0.hasPrefix("a=crypto") }.count == 1, "more than one crypto line")
+            let base64 = String(attributes.removeFirst().dropFirst(crypto.count))
+            check(Data(base64Encoded: base64).map { Array($0) } == key, "the crypto line is not the key: \(base64)")
+        } else {
+            check(!attributes.contains { $0.hasPrefix("a=crypto") }, "a crypto line without a key")
+        }
+        let format = input.format
+        let rtpmap =
+            format.sampleFormat == .opus
+            ? "a=rtpmap:\(pt) opus/48000/2" : "a=rtpmap:\(pt) \(format.sampleFormat.rawValue)/\(format.sampleRate)/\(format.channels)"
+        check(attributes.first == rtpmap, "rtpmap is not the format: \(attributes) for \(format)")
+        attributes.removeFirst()
+        if attributes.first?.hasPrefix("a=fmtp:") == true {
+            check(format.sampleFormat == .opus, "fmtp on a PCM stream")
+            check(attributes.removeFirst().hasPrefix("a=fmtp:\(pt) "), "fmtp names another payload type")
+        }
+        check(attributes.count == 2 && attributes[1] == "a=\(input.direction.rawValue)", "attributes after rtpmap: \(attributes)")
+        // The packet time: at most three decimals, no trailing zero, within half a microsecond of the exact one.
+        let ptime = attributes[0].dropFirst("a=ptime:".count)
+        check(
+            attributes[0].hasPrefix("a=ptime:") && !ptime.hasSuffix(".") && !(ptime.contains(".") && ptime.hasSuffix("0")),
+            "ptime: \(ptime)")
+        let decimals = ptime.split(separator: ".").dropFirst().first?.count ?? 0
+        let exact = Double(format.packetFrames) * 1000 / Double(format.sampleRate)
+        check(decimals <= 3 && Double(ptime).map { abs($0 - exact) <= 0.0005 + 1e-9 } == true, "ptime \(ptime) for \(exact) ms")
     }
 
     /// Traps with `what` when `condition` fails: libFuzzer saves the input that did it.

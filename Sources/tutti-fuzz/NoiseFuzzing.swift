@@ -21,6 +21,22 @@ enum NoiseFuzzing {
         ControlHandshakeInitiator(keyPair: initiatorPair, sessionKey: sessionKey, ephemeral: { initiatorEphemeral })
     }
 
+    /// The initiator once it has sent its first frame: with the fixed ephemeral key it is the same value every
+    /// time, so each input that answers it starts from a copy instead of an X25519 key computation.
+    static let initiatorAwaitingAnswer: ControlHandshakeInitiator = {
+        var awaiting = initiator()
+        _ = try! awaiting.firstFrame()
+        return awaiting
+    }()
+
+    /// The responder's transport channel after a whole handshake, and the member's first request as the
+    /// member sealed it: each transport input starts from a copy (a value: its nonce counters are its own),
+    /// not from a new handshake's ten or so X25519 operations.
+    static let established: (responderChannel: SecureControlChannel, sealedRequest: [UInt8]) = {
+        var (_, channel, member) = handshake()
+        return (channel, try! member.seal(request))
+    }()
+
     /// A whole handshake of the fixed peers: its three frames and the responder's transport channel.
     static func handshake() -> (frames: [[UInt8]], responderChannel: SecureControlChannel, initiatorChannel: SecureControlChannel) {
         var initiator = initiator()

@@ -146,4 +146,13 @@ final class SessionDescriptionTests: XCTestCase {
             SessionDescription(sessionID: 1, sessionName: "", originHost: "h", destination: loopback, payloadType: 96, format: format)
                 .lines[2], "s= ")
     }
+
+    /// An empty origin host (found by the `sdp` fuzz target) would leave `o=` with an empty last field, five
+    /// fields for readers that split at spaces: it becomes `-`, as spaces and control characters do.
+    func testEmptyOriginHostKeepsSixOriginFields() {
+        let format = StreamFormat(sampleRate: 48_000, channels: 2, sampleFormat: .l16, packetFrames: 64, targetLatencyFrames: 240)
+        let description = SessionDescription(
+            sessionID: 4, sessionName: "Tutti stage:out", originHost: "", destination: loopback, payloadType: 96, format: format)
+        XCTAssertEqual(description.lines[1], "o=- 4 0 IN IP4 -")
+    }
 }

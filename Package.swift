@@ -24,6 +24,8 @@ let package = Package(
         .library(name: "TuttiProcess", targets: ["TuttiProcess"]),
         // LV2 plug-in hosting (lilv): the catalog of installed plug-ins and the processor that runs one.
         .library(name: "TuttiLV2", targets: ["TuttiLV2"]),
+        // Session keys and the control channel's Noise handshake: for benchmarks and embedders.
+        .library(name: "TuttiSecurity", targets: ["TuttiSecurity"]),
         .executable(name: "tutti", targets: ["tutti"]),
     ],
     dependencies: [

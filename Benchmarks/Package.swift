@@ -21,6 +21,7 @@ let package = Package(
                 .product(name: "TuttiEngine", package: "Tutti"),
                 .product(name: "TuttiProcess", package: "Tutti"),
                 .product(name: "TuttiLV2", package: "Tutti"),
+                .product(name: "TuttiSecurity", package: "Tutti"),
             ],
             path: "MediaPath",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]

@@ -222,6 +222,24 @@ final class JitterState {
     deinit { output.deallocate() }
 }
 
+/// A receiver's concealer with a full history of a stereo 1 kHz tone, as at the first lost packet of a stream.
+final class GapStartState {
+    var concealer = PacketLossConcealer(channels: stereoL24.channels, sampleRate: stereoL24.sampleRate)
+    let period: UnsafeMutableBufferPointer<Float>
+
+    init() {
+        period = .allocate(capacity: stereoL24.samplesPerPacket)
+        var tone = ToneGenerator(frequency: 1_000, amplitude: 0.5, sampleRate: stereoL24.sampleRate)
+        // More than the history holds (20 ms), so the search sees a full window at every lag.
+        for _ in 0..<16 {
+            tone.render(into: period, frames: stereoL24.packetFrames, channels: stereoL24.channels)
+            concealer.record(period, from: 0, frames: stereoL24.packetFrames)
+        }
+    }
+
+    deinit { period.deallocate() }
+}
+
 final class ReceivePathState {
     let window = DatagramWindow()
     let receiver = makeReceiver()
@@ -378,6 +396,23 @@ let benchmarks: @Sendable () -> Void = {
         jitter.state = nil
     }
 
+    // 4b. The start of a gap, concealed by repetition (Tutti's default): the period search over the last
+    // 15 ms, then the missing packet's 64 frames. Once per loss event per stream, on the device thread; compare
+    // it with a steady packet's receive path (5): a loss that hits many streams in one period pays it for each.
+    let gapStart = Fixture<GapStartState>()
+    Benchmark("Conceal-gap-start-by-repetition-64-frame-stereo-packet", configuration: configuration) { _ in
+        let state = gapStart.state!
+        state.concealer.beginGap()
+        state.concealer.conceal(into: state.period, at: 0, frames: stereoL24.packetFrames)
+        blackHole(state.period)
+    } setup: {
+        gapStart.state = GapStartState()
+    } teardown: {
+        // A 1 kHz tone at 48 kHz repeats every 48 frames.
+        precondition(gapStart.state!.concealer.repeatedPeriod == 48, "\(gapStart.state!.concealer.repeatedPeriod)")
+        gapStart.state = nil
+    }
+
     // 5. The whole receive path of one packet, as ReceiveConnection does it: decode and validate the
     // datagram and push it into the PacketRing (network thread), then drain the ring into the jitter
     // buffer, read one period and publish the counters (device thread) — here on one thread.
@@ -436,4 +471,5 @@ let benchmarks: @Sendable () -> Void = {
     registerEngineBenchmarks(configuration)
     registerProcessorBenchmarks(configuration)
     registerSRTPBenchmarks(configuration)
+    registerHandshakeBenchmarks(configuration)
 }

@@ -128,6 +128,8 @@ final class JACKPortsEndToEndTests: XCTestCase {
         XCTAssertNotNil(list.output.range(of: #"sender +out +2ch +48000 Hz"#, options: .regularExpression), list.output)
         XCTAssertNotNil(list.output.range(of: #"receiver +in +2ch +48000 Hz"#, options: .regularExpression), list.output)
 
+        // The server's log from here on tells whether it kept time while the streams ran (step 6).
+        let jackdLogBefore = jackd.log.utf8.count
         // 5. The loop: a:out → b:in, b:in looped back in JACK to b:back, b:back → a:ret, jack_iodelay on a.
         for (source, destination) in [("a:out", "b:in"), ("b:back", "a:ret")] {
             let connected = try await TuttiBinary.run(["connect", source, destination] + peers, environment: environment)
@@ -150,21 +152,32 @@ final class JACKPortsEndToEndTests: XCTestCase {
         iodelay.send(SIGTERM)
         _ = try await iodelay.exitStatus(within: .seconds(3))
 
-        // 6. Both streams play on time. Each leg's latency near its target (below it by at most 1 ms, as the
-        // play head sits up to a packet early, and a JACK period, as the two peers of this one server may
-        // catch a server stall up by different whole periods; above it by at most 3 ms), and at most 1 % of
-        // its packets late or underrun.
+        // 6. Both streams play. On time, while the server kept time: each leg's latency near its target (below
+        // it by at most 1 ms, as the play head sits up to a packet early, and a JACK period, as the two peers of
+        // this one server may catch a server stall up by different whole periods; above it by at most 3 ms), and
+        // at most 1 % of its packets late or underrun. A server that stalled in the measurement (its dummy
+        // driver woke 1.5 ms or more late: JACKTimeline's step threshold; jackd not realtime, or starved on a
+        // loaded machine) stalls both peers, which may each catch a stall up by different whole cycles
+        // (JACKTimeline), so that one leg grows by what the other loses: between two servers, the usual case,
+        // that cannot happen, and here it says nothing of Tutti. Then the timing is printed, not checked.
+        let stalls = serverStalls(in: String(jackd.log.utf8.dropFirst(jackdLogBefore)) ?? "")
         let legs = try receivingLegs(stats.output)
         XCTAssertEqual(legs.count, 2, "receiving connections in: \(stats.output.prefix(600))")
         let periodMilliseconds = Double(Self.period) / 48
+        if !stalls.isEmpty {
+            print(
+                "jackd stalled \(stalls.count) time(s) in the measurement (late by \(stalls.prefix(20)) µs): timing not checked; legs: \(legs.map { "\($0.name) \($0.detail)" })"
+            )
+        }
         for leg in legs {
-            XCTAssertEqual(leg.state, "playing", leg.name)
-            XCTAssertGreaterThan(leg.received, 1000, leg.name)
+            XCTAssertEqual(leg.state, "playing", "\(leg.name): \(leg.detail)")
+            XCTAssertGreaterThan(leg.received, 1000, "\(leg.name): \(leg.detail)")
             let latency = try XCTUnwrap(leg.latency, "\(leg.name) has no latency")
             let target = try XCTUnwrap(leg.target, "\(leg.name) has no target")
-            XCTAssertGreaterThanOrEqual(latency, target - 1 - periodMilliseconds, leg.name)
-            XCTAssertLessThanOrEqual(latency, target + 3, leg.name)
-            XCTAssertLessThanOrEqual(Double(leg.lateOrUnderrun), Double(leg.received) / 100, leg.name)
+            guard stalls.isEmpty else { continue }
+            XCTAssertGreaterThanOrEqual(latency, target - 1 - periodMilliseconds, "\(leg.name): \(leg.detail)")
+            XCTAssertLessThanOrEqual(latency, target + 3, "\(leg.name): \(leg.detail)")
+            XCTAssertLessThanOrEqual(Double(leg.lateOrUnderrun), Double(leg.received) / 100, "\(leg.name): \(leg.detail)")
         }
 
         // 7. jack_iodelay found the signal, its round trip settled (the second half of its readings within
@@ -173,7 +186,7 @@ final class JACKPortsEndToEndTests: XCTestCase {
         // delays by a period; b:in_1 → b:back_1 runs within tutti-b's cycle), ±0.5 ms.
         let readings = roundTripReadings(iodelay.log)
         XCTAssertGreaterThanOrEqual(readings.count, 8, "jack_iodelay's readings (signal below threshold?): \(iodelay.log.suffix(300))")
-        if readings.count >= 8, legs.count == 2, let first = legs[0].latency, let second = legs[1].latency {
+        if stalls.isEmpty, readings.count >= 8, legs.count == 2, let first = legs[0].latency, let second = legs[1].latency {
             let settled = readings[(readings.count / 2)...]
             XCTAssertLessThanOrEqual(settled.max()! - settled.min()!, 48, "round trip not settled: \(readings)")
             let last = readings.suffix(4).reduce(0, +) / 4 / 48
@@ -210,6 +223,17 @@ final class JACKPortsEndToEndTests: XCTestCase {
         var lateOrUnderrun: Int
         var latency: Double?
         var target: Double?
+        /// The leg's counters as `tutti stats --json` gave them, for failure messages.
+        var detail: String
+    }
+
+    /// How late (µs) the server's dummy driver woke each time it woke 1.5 ms or more late, from jackd's log
+    /// ("JackTimedDriver::Process XRun = N usec").
+    func serverStalls(in log: String) -> [Int] {
+        let expression = try! NSRegularExpression(pattern: #"Process XRun = ([0-9]+) usec"#)
+        return expression.matches(in: log, range: NSRange(log.startIndex..., in: log)).compactMap { match in
+            Range(match.range(at: 1), in: log).flatMap { Int(log[$0]) }
+        }.filter { $0 >= 1500 }
     }
 
     /// The receiving connections in the first document of `tutti stats --json`, wherever they sit.
@@ -228,7 +252,9 @@ final class JACKPortsEndToEndTests: XCTestCase {
                             state: object["state"] as? String ?? "?", received: received,
                             lateOrUnderrun: (object["packetsLate"] as? Int ?? 0) + (object["underruns"] as? Int ?? 0),
                             latency: (object["latencyMilliseconds"] as? NSNumber)?.doubleValue,
-                            target: (object["targetMilliseconds"] as? NSNumber)?.doubleValue))
+                            target: (object["targetMilliseconds"] as? NSNumber)?.doubleValue,
+                            detail: object.filter { !($0.value is [String: Any]) }.sorted { $0.key < $1.key }
+                                .map { "\($0.key)=\($0.value)" }.joined(separator: " ")))
                 }
                 object.values.forEach(visit)
             } else if let array = value as? [Any] {

@@ -27,13 +27,16 @@ fail() {
   [[ -z $HARNESS_RECORD ]] || "$HARNESS_RECORD" "FAIL	$*"
 }
 
-# check_json DESCRIPTION PYTHON-EXPRESSION   reads one JSON document from stdin as `data`; passes when
-# the expression is true, else fails showing (the start of) the document.
+# check_json DESCRIPTION PYTHON-EXPRESSION [SHOWN]   reads one JSON document from stdin as `data`; passes when
+# the expression is true, else fails showing SHOWN (a Python expression over `data`: the figures the check is
+# about) or, without it, the start of the document.
 check_json() {
-  local description=$1 expression=$2 json
+  local description=$1 expression=$2 shown=${3:-} json
   json=$(cat)
   if python3 -c "import json,sys; data=json.loads(sys.argv[1]); sys.exit(0 if ($expression) else 1)" "$json"; then
     pass "$description"
+  elif [[ -n $shown ]]; then
+    fail "$description — got: $(python3 -c "import json,sys; data=json.loads(sys.argv[1]); print($shown)" "$json" 2>&1 | tail -1)"
   else
     fail "$description — got: $(python3 -c 'import json,sys; print(json.dumps(json.loads(sys.argv[1]))[:800])' "$json" 2>/dev/null || echo "${json:0:600}")"
   fi

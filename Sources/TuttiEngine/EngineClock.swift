@@ -130,7 +130,13 @@ public final class EngineClock: @unchecked Sendable {
             clock.periodsSinceQuietRead &+= 1
             if clock.media.demux.carriesStreams || clock.periodsSinceQuietRead >= EngineClock.quietReadInterval {
                 clock.periodsSinceQuietRead = 0
-                clock.network.receiveReady(notAfter: HostTime(nanoseconds: periodTime))
+                // The kernel's arrival times, even for packets that came after the period's time (the thread
+                // woke late): clamped to the period's time, they looked up to the wake-up's lateness faster than
+                // they were, which the fastest-transit reference of every fixed target took in, and drift
+                // compensation then moved the play head by as much (under two packets of target, past its
+                // margin: the lab's 1.5-packet stream played 5414 reads short). A clock run by hand is on
+                // fake time, which the kernel's times are not: its periods still see them at the period's time.
+                clock.network.receiveReady(notAfter: HostTime(nanoseconds: clock.threaded ? .max : periodTime))
             }
             clock.nodes.forEachActive { node in node.handler(node.context, periodTime, frames) }
             clock.fanOut.pointee.flush()

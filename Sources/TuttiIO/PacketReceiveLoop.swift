@@ -310,9 +310,10 @@ package final class PacketReceiveLoop: @unchecked Sendable {
     /// (the engine's device clock) instead of the loop thread: no network thread and no wake-up per packet,
     /// while arrival times stay the kernel's. Returns the datagrams handed to handlers.
     ///
-    /// `latest`: arrival times after it are reported as `latest` (a period thread passes its period's time:
-    /// what arrived between that time and the thread's wake-up counts as there at the period's start, so no
-    /// packet seems to arrive after the read that takes it).
+    /// `latest`: arrival times after it are reported as `latest`. For a caller whose periods are on fake time
+    /// (a clock run by hand in tests passes its period's time, so that the kernel's real times land on its
+    /// timeline); a period thread on the real clock passes nothing and gets the kernel's times, even for
+    /// packets that came after its period's time: those clamped would look faster than they were.
     ///
     /// Call from one thread at a time, and only while the loop thread is not running (`start` not called,
     /// or `stop` returned). Realtime-safe: yes (system calls, no allocation, lock or log).

@@ -43,13 +43,7 @@ final class FixedTargetStartTests: XCTestCase {
         var played = 0
         let end = packets.last!.sendFrame + maxExtraDelay + 4 * Int64(format.targetLatencyFrames)
         while frame < end {
-            while next < queue.count, queue[next].arrivalFrame <= frame {
-                let arrival = queue[next]
-                next += 1
-                arrival.bytes.withUnsafeBytes { raw in
-                    _ = receiver.accept(datagram: raw, arrival: HostTime(frames: arrival.arrivalFrame, sampleRate: format.sampleRate))
-                }
-            }
+            acceptArrivals(queue, from: &next, until: frame, into: receiver)
             let now = HostTime(frames: frame, sampleRate: format.sampleRate)
             receiver.render(frames: read, now: now, captureClockNow: now.nanoseconds)
             if firstSoundFrame < 0, let index = (0..<(read * format.channels)).first(where: { receiver.output[$0] != 0 }) {

@@ -130,6 +130,18 @@ func runPlayout(
 }
 
 /// Arrivals with a fixed network delay.
+/// Hands `receiver` every arrival of `queue` (sorted by arrival) from `next` on that came at or before `frame`,
+/// each with its own arrival time; advances `next`.
+func acceptArrivals(_ queue: [Arrival], from next: inout Int, until frame: Int64, into receiver: StreamReceiver) {
+    while next < queue.count, queue[next].arrivalFrame <= frame {
+        let arrival = queue[next]
+        next += 1
+        arrival.bytes.withUnsafeBytes { raw in
+            _ = receiver.accept(datagram: raw, arrival: HostTime(frames: arrival.arrivalFrame, sampleRate: receiver.format.sampleRate))
+        }
+    }
+}
+
 func arrivals(_ packets: [SentPacket], delay: Int64 = 0) -> [Arrival] {
     packets.map { Arrival(index: $0.index, bytes: $0.bytes, arrivalFrame: $0.sendFrame + delay) }
 }

@@ -391,6 +391,18 @@ def floor_section(md, summary, results, meta):
                   f"64-frame setting, {confirm['setting']}): one-way {fmt(lat.get('median'))} / {fmt(lat.get('p99'))} ms "
                   f"(median / p99, {confirm['method']}), **{confirm['glitches']} glitches**{wander}. "
                   "Goal: ≤ 2.0 ms with 0 glitches.\n")
+    wake = summary.get("machineWake")
+    if wake:
+        late = wake["latenessMicroseconds"]
+        over = wake["over"]
+        md.append(f"**The machine's own floor** (`scripts/bench/wake_lateness.c`, {wake['seconds']:g} s with nothing else "
+                  "running): one thread at SCHED_FIFO "
+                  f"{wake['priority']}{'' if wake['realtime'] else ' (refused: an ordinary thread)'}, sleeping to a grid of "
+                  f"{wake['periodMicroseconds']} µs as Tutti's paced clock does, woke late by {fmt(late['p50'], 1)} µs "
+                  f"(median), {fmt(late['p99'], 1)} (p99), {fmt(late['p999'], 1)} (p99.9), {fmt(late['max'], 1)} (max) over "
+                  f"{wake['wakes']} wake-ups: {over['250']} later than 250 µs, {over['667']} later than 667 µs (the slack of "
+                  f"a 1.5-packet target at 64 frames), {over['1333']} later than a whole 64-frame packet. Every such wake-up "
+                  "of a sender's or receiver's clock is a packet that arrives, or a read that comes, that much late.\n")
     md.append("")
 
 
@@ -530,6 +542,8 @@ def main(work, out):
                          "oneWayMs": lat, "method": method, "cycles": cycles_of(confirm)})
     if confirms:
         summary["floorConfirm"] = confirms
+    if results.get("machine-wake"):
+        summary["machineWake"] = results["machine-wake"]
     first_drop = None
     for n in sorted(tscale):
         if scale_drops_audio(tscale[n], n):

@@ -395,7 +395,7 @@ def floor_section(md, summary, results, meta):
     if wake:
         late = wake["latenessMicroseconds"]
         over = wake["over"]
-        md.append(f"**The machine's own floor** (`scripts/bench/wake_lateness.c`, {wake['seconds']:g} s with nothing else "
+        md.append(f"\n**The machine's own floor** (`scripts/bench/wake_lateness.c`, {wake['seconds']:g} s with nothing else "
                   "running): one thread at SCHED_FIFO "
                   f"{wake['priority']}{'' if wake['realtime'] else ' (refused: an ordinary thread)'}, sleeping to a grid of "
                   f"{wake['periodMicroseconds']} µs as Tutti's paced clock does, woke late by {fmt(late['p50'], 1)} µs "

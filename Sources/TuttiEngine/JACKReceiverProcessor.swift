@@ -79,7 +79,8 @@ package struct JACKReceiverProcessor: ~Copyable {
             let (mix, channels, tracks, captureClock) = (mix, channels, tracks, captureClock)
             _ = table._withUnsafeGuaranteedRef { table in
                 ReceiverPort.mixPeriod(
-                    of: table, into: mix, channels: channels, tracks: tracks, frames: count, now: now, captureClock: captureClock)
+                    of: table, into: mix, channels: channels, tracks: tracks, frames: count, now: now, captureClock: captureClock,
+                    deviceCatchesUp: false)
             }
             skippedOffset += count
         }
@@ -90,7 +91,8 @@ package struct JACKReceiverProcessor: ~Copyable {
             let (mix, channels, tracks, captureClock) = (mix, channels, tracks, captureClock)
             _ = table._withUnsafeGuaranteedRef { table in
                 ReceiverPort.mixPeriod(
-                    of: table, into: mix, channels: channels, tracks: tracks, frames: count, now: now, captureClock: captureClock)
+                    of: table, into: mix, channels: channels, tracks: tracks, frames: count, now: now, captureClock: captureClock,
+                    deviceCatchesUp: false)
             }
             let sampleRate = sampleRate
             fader._withUnsafeGuaranteedRef { $0.apply(mix, frames: count, channels: width, sampleRate: sampleRate) }

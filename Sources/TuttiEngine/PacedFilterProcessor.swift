@@ -65,7 +65,7 @@ package struct PacedFilterProcessor: ~Copyable {
         let carried = inputs._withUnsafeGuaranteedRef { table in
             ReceiverPort.mixPeriod(
                 of: table, into: mix, channels: channels, frames: frames, now: periodTime, captureClock: captureClock,
-                captureTimeOn: outputClock)
+                captureTimeOn: outputClock, deviceCatchesUp: true)
         }
         mailbox._withUnsafeGuaranteedRef { mailbox in mailbox.drain { processor.set($0, to: $1) } }
         processor.process(mix, frames: frames, channels: channels, captureTime: carried)

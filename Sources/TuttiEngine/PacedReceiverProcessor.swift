@@ -72,7 +72,7 @@ package struct PacedReceiverProcessor: ~Copyable {
         let captureTime = table._withUnsafeGuaranteedRef { table in
             ReceiverPort.mixPeriod(
                 of: table, into: mix, channels: channels, tracks: tracks, frames: frames, now: periodTime, captureClock: captureClock,
-                captureTimeOn: captureClock.kind)
+                captureTimeOn: captureClock.kind, deviceCatchesUp: true)
         }
         let (sampleRate, width) = (sampleRate, channels * tracks)
         fader._withUnsafeGuaranteedRef { $0.apply(mix, frames: frames, channels: width, sampleRate: sampleRate) }

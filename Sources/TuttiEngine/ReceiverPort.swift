@@ -106,7 +106,8 @@ public final class ReceiverPort: @unchecked Sendable {
     /// Renders every active connection's next `frames` frames at `now` and mixes them into the first
     /// `frames × channels × tracks` samples of `mix` (silence without connections): each connection into the
     /// `channels` of its track (`trackIndex`), tracks side by side in each frame; one track: the port's mix.
-    /// Device thread (paced clock or JACK cycle) only. Realtime-safe: yes.
+    /// Device thread (paced clock or JACK cycle) only. Realtime-safe: yes. `deviceCatchesUp`: a paced clock,
+    /// whose late periods run back to back (`StreamReceiver.render`).
     ///
     /// - Returns: the capture time of the mix's first frame on `captureTimeOn` (nanoseconds): the first
     ///   stream's on that clock that knows it; `Int64.min` when none does (or `captureTimeOn` is nil).
@@ -114,14 +115,16 @@ public final class ReceiverPort: @unchecked Sendable {
     @discardableResult
     package static func mixPeriod(
         of table: ConnectionTable<ReceiveConnection>, into mix: UnsafeMutableBufferPointer<Float>, channels: Int, tracks: Int = 1,
-        frames: Int, now: HostTime, captureClock: CaptureClockSource, captureTimeOn carried: CaptureClock? = nil
+        frames: Int, now: HostTime, captureClock: CaptureClockSource, captureTimeOn carried: CaptureClock? = nil,
+        deviceCatchesUp: Bool
     ) -> Int64 {
         let width = channels * tracks
         for index in 0..<(frames * width) { mix[index] = 0 }
         var captureTime = Int64.min
         table.forEachActive { connection in
             let rendered = connection.receiver.render(
-                frames: frames, now: now, captureClockNow: captureClock.now(on: connection.captureClock, at: now))
+                frames: frames, now: now, captureClockNow: captureClock.now(on: connection.captureClock, at: now),
+                deviceCatchesUp: deviceCatchesUp)
             if captureTime == .min, connection.captureClock == carried { captureTime = rendered }
             let track = min(max(connection.trackIndex, 0), tracks - 1)
             ChannelMixer.add(

@@ -79,6 +79,9 @@ public struct JitterBuffer: ~Copyable {
     private var lastArrival: HostTime?
     /// A packet far ahead of the window, waiting for the next one to confirm a jump.
     private var jumpCandidate: (sequenceNumber: UInt16, timestamp: UInt32)?
+    /// Arrival of the first of the packets, each newer than any accepted, that have all come after their
+    /// time since the last packet in time: the stream runs behind the play head (`followLateStream`).
+    private var lateStreamSince: HostTime?
     /// A packet beyond the ring moved the play head ahead since the last read; the read brings it up to the
     /// newest packet (a burst's later packets came within the ring after the skip).
     private var catchingUp = false
@@ -158,6 +161,16 @@ public struct JitterBuffer: ~Copyable {
         if format.sampleFormat == .opus { opus = OpusPacketStore(format: format, capacity: capacity) }
     }
 
+    /// How long after a read's time (frames) a packet may arrive and still fit in the ring ahead of the play
+    /// head: the ring, less the largest latency the buffer may hold (its largest target and the alignment's
+    /// up to one packet more) and the packet itself. A device that catches up after a stall must not take in
+    /// packets that arrived later than that after the read it runs (`StreamReceiver.render`); taken in at
+    /// once they are beyond the ring, which skips ahead to them.
+    public var arrivalHorizonFrames: Int {
+        let largestTarget = max(format.targetLatencyFrames, format.adaptiveLatencyFrames?.upperBound ?? 0)
+        return capacity * format.packetFrames - largestTarget - 2 * format.packetFrames
+    }
+
     /// A copy of the counters, with the current buffer level and jitter. Realtime-safe: yes.
     public var statistics: JitterBufferStatistics {
         var copy = counters
@@ -194,6 +207,13 @@ public struct JitterBuffer: ~Copyable {
             resynchronized = true
         }
         var extendedTimestamp = slots.peekTimestamp(timestamp)
+        if extendedTimestamp + packetFrames <= playHead, state == .playing,
+            followLateStream(sequenceNumber: sequenceNumber, timestamp: timestamp, arrival: arrival)
+        {
+            anchor(on: sequenceNumber, timestamp: timestamp)
+            extendedTimestamp = slots.peekTimestamp(timestamp)
+            resynchronized = true
+        }
         let window = Int64(capacity) * packetFrames
         // Beyond the ring: its slot still holds a packet the play head has not wholly passed.
         let beyondRing = extendedTimestamp + packetFrames > playHead + window
@@ -207,6 +227,13 @@ public struct JitterBuffer: ~Copyable {
                 // An older packet of this very stream, far behind (what a sender's kernel queued through an
                 // outage, delivered after the first live packet): late, not a jump.
                 noteLate(timestamp: timestamp)
+                return .late
+            }
+            if extendedTimestamp < playHead, followsNewest(sequenceNumber: sequenceNumber, timestamp: timestamp) {
+                // The stream's next packet, a ring behind the play head: the oldest of what a stalled sender
+                // sends at once when it catches up (its ring slot has been passed again since): late, not a jump.
+                loss.arrivedAfterPassingLongAgo()
+                counters.late &+= 1
                 return .late
             }
             // Far outside the ring: a jump (sender restart, clock step) only if the next packet agrees, as
@@ -285,6 +312,7 @@ public struct JitterBuffer: ~Copyable {
         let arrivalFrames = Double(arrival.nanoseconds) * Double(format.sampleRate) / 1e9
         jitter.update(arrivalFrames: arrivalFrames, timestamp: extendedTimestamp)
         lastArrival = arrival
+        lateStreamSince = nil
         counters.received &+= 1
         if resynchronized { return .resynchronized }
         return reordered ? .acceptedReordered : .accepted
@@ -332,6 +360,32 @@ public struct JitterBuffer: ~Copyable {
         loss.arrivedAfterSilence()
     }
 
+    /// Whether a packet is a newer one of the stream whose newest packet was accepted: up to 2^15 sequence
+    /// numbers ahead of it and exactly that many packets' frames later.
+    @inline(__always)
+    private func followsNewest(sequenceNumber: UInt16, timestamp: UInt32) -> Bool {
+        guard let newest = slots.newestAccepted else { return false }
+        let ahead = sequenceNumber &- newest.sequenceNumber
+        return ahead >= 1 && ahead <= 0x7FFF && timestamp &- newest.timestamp == UInt32(ahead) &* UInt32(format.packetFrames)
+    }
+
+    /// How long the stream's packets may all come after their time before the buffer follows them: 50 ms.
+    /// A stalled sender's burst comes at once, with its last packets in time, so it never lasts that long; a
+    /// path whose delay stepped up by more than the slack makes every packet late from then on.
+    public static let lateStreamPatience = Duration.milliseconds(50)
+
+    /// A packet newer than any accepted came wholly after its time: whether the packets have all done so for
+    /// `lateStreamPatience` (then the stream runs behind the play head for good, and the buffer re-anchors on
+    /// this packet, instead of playing silence until the signal-loss timeout). One in time ends the run.
+    private mutating func followLateStream(sequenceNumber: UInt16, timestamp: UInt32, arrival: HostTime) -> Bool {
+        guard followsNewest(sequenceNumber: sequenceNumber, timestamp: timestamp) else { return false }
+        guard let since = lateStreamSince else {
+            lateStreamSince = arrival
+            return false
+        }
+        return arrival - since >= Self.lateStreamPatience
+    }
+
     /// Whether a packet is the one after the newest accepted: next sequence number, a packet's frames later.
     @inline(__always)
     private func continuesNewest(sequenceNumber: UInt16, timestamp: UInt32) -> Bool {
@@ -370,6 +424,7 @@ public struct JitterBuffer: ~Copyable {
         loss.reanchor()
         if opus != nil { opus!.reanchor() }
         jumpCandidate = nil
+        lateStreamSince = nil
         catchingUp = false
         jitter.reset()
         latencyController.reset()

@@ -77,6 +77,13 @@ struct LossAccounting: ~Copyable {
         }
     }
 
+    /// A packet newer than any that arrived, passed missing so long ago that its slot has been passed again
+    /// since, has arrived after all: nothing newer had come, so it was counted pending; out of that count.
+    @_noLocks @_noAllocation
+    mutating func arrivedAfterPassingLongAgo() {
+        if pending > 0 { pending -= 1 }
+    }
+
     /// A packet counted missing in `slot` has arrived after all: out of the lost (or pending) count.
     @_noLocks @_noAllocation
     mutating func arrivedAfterAll(slot: Int) {

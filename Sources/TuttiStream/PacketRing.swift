@@ -83,11 +83,20 @@ public final class PacketRing: @unchecked Sendable {
     /// Returns `false` when the ring is empty.
     @inline(__always)
     public func pop(_ body: (Entry, UnsafeRawBufferPointer) -> Void) -> Bool {
+        pop(arrivedBy: HostTime(nanoseconds: .max), body)
+    }
+
+    /// Hands the oldest packet to `body` and removes it, if it arrived at or before `limit`; a later one stays
+    /// queued, and so does everything behind it (the ring is in arrival order). Consumer thread only.
+    /// Returns `false` when the ring is empty or its oldest packet arrived after `limit`.
+    @inline(__always)
+    public func pop(arrivedBy limit: HostTime, _ body: (Entry, UnsafeRawBufferPointer) -> Void) -> Bool {
         let readIndex = tail.load(ordering: .relaxed)
         let writeIndex = head.load(ordering: .acquiring)
         guard readIndex != writeIndex else { return false }
         let slot = readIndex & (capacity - 1)
         let entry = entries[slot]
+        guard entry.arrival <= limit else { return false }
         let payload = UnsafeRawBufferPointer(start: payloads.baseAddress! + slot * maxPayloadBytes, count: entry.payloadCount)
         body(entry, payload)
         tail.store(readIndex &+ 1, ordering: .releasing)

@@ -32,6 +32,9 @@ public final class StreamReceiver: @unchecked Sendable {
     /// The last period played (`format.channels` interleaved, up to `maxPeriodFrames`). Device thread.
     public let output: UnsafeMutableBufferPointer<Float>
     private let ring: PacketRing
+    /// How long after a read's time a packet may have arrived and still be taken in by it when the device
+    /// catches up (`JitterBuffer.arrivalHorizonFrames`).
+    private let arrivalHorizon: Duration
     /// Device thread only.
     private var jitterBuffer: JitterBuffer
     private let published = PublishedJitterStatistics()
@@ -111,7 +114,13 @@ public final class StreamReceiver: @unchecked Sendable {
         self.payloadType = payloadType
         jitterBuffer = JitterBuffer(
             format: format, signalLossTimeout: signalLossTimeout, concealment: concealment, codecDelayFrames: codecDelayFrames)
-        ring = PacketRing(capacity: max(64, 2 * jitterBuffer.capacity), maxPayloadBytes: format.payloadBytes)
+        // Twice the jitter buffer's ring, and at least what arrives while a paced device clock falls behind
+        // as far as it catches up (100 ms, `PacedDeviceClock.maxLateFrames`) plus that ring: a clock that
+        // catches up leaves what arrived meanwhile here for the reads it belongs to (`render`).
+        let catchUpPackets = (format.sampleRate / 10 + format.packetFrames - 1) / format.packetFrames
+        ring = PacketRing(
+            capacity: max(64, 2 * jitterBuffer.capacity, jitterBuffer.capacity + catchUpPackets), maxPayloadBytes: format.payloadBytes)
+        arrivalHorizon = .nanoseconds(Int64(jitterBuffer.arrivalHorizonFrames) * 1_000_000_000 / Int64(format.sampleRate))
         output = .allocate(capacity: maxPeriodFrames * format.channels)
         output.initialize(repeating: 0)
         meter = LevelMeter(windowFrames: LevelMeter.standardWindowFrames(sampleRate: outputRate))
@@ -154,14 +163,16 @@ public final class StreamReceiver: @unchecked Sendable {
     /// - Returns: the capture time of `output`'s first frame on the stream's capture clock (nanoseconds), or
     ///   `Int64.min` when unknown (concealment): what latency compensation needs, as the Audiobus receiver
     ///   port's timestamps give.
+    ///   - deviceCatchesUp: the device's periods may come late and then run back to back (a paced clock
+    ///     catching up after a stall): a packet that arrived later than `now` by more than the jitter
+    ///     buffer's `arrivalHorizonFrames` stays queued for the read it belongs to, as if the device had not
+    ///     stalled (taken in at once, a stall's worth of packets would overrun the buffer's ring, which then
+    ///     skips them). A device whose periods never run late (JACK: it skips a cycle instead) takes
+    ///     everything.
     @discardableResult
-    public func render(frames: Int, now: HostTime, captureClockNow: Int64) -> Int64 {
-        while ring.pop({ entry, payload in
-            let inserted = jitterBuffer.insert(
-                sequenceNumber: entry.sequenceNumber, timestamp: entry.timestamp, captureTime: entry.captureTime,
-                arrival: entry.arrival, payload: payload)
-            if inserted == .resynchronized { policy.anchored(arrival: entry.arrival) }
-        }) {}
+    public func render(frames: Int, now: HostTime, captureClockNow: Int64, deviceCatchesUp: Bool = false) -> Int64 {
+        let arrivedBy = deviceCatchesUp ? now + arrivalHorizon : HostTime(nanoseconds: .max)
+        while ring.pop(arrivedBy: arrivedBy, { entry, payload in take(entry, payload) }) {}
         guard resampler != nil else {
             policy.beforeRead(&jitterBuffer, now: now, readFrames: frames, nominalReadFrames: frames, resampled: false)
             let captureTime = jitterBuffer.read(into: output, frames: frames, now: now, captureClockNow: captureClockNow)
@@ -194,6 +205,15 @@ public final class StreamReceiver: @unchecked Sendable {
         }
         measureLevel(frames: frames)
         return captureTime
+    }
+
+    /// One queued packet into the jitter buffer (a re-anchor tells the latency policy). Device thread.
+    @inline(__always)
+    private func take(_ entry: PacketRing.Entry, _ payload: UnsafeRawBufferPointer) {
+        let inserted = jitterBuffer.insert(
+            sequenceNumber: entry.sequenceNumber, timestamp: entry.timestamp, captureTime: entry.captureTime,
+            arrival: entry.arrival, payload: payload)
+        if inserted == .resynchronized { policy.anchored(arrival: entry.arrival) }
     }
 
     /// Publishes the counters when 10 ms of the stream have been read since the last time, or the state

@@ -107,7 +107,10 @@ public final class ReceiverPort: @unchecked Sendable {
     /// `frames × channels × tracks` samples of `mix` (silence without connections): each connection into the
     /// `channels` of its track (`trackIndex`), tracks side by side in each frame; one track: the port's mix.
     /// Device thread (paced clock or JACK cycle) only. Realtime-safe: yes. `deviceCatchesUp`: a paced clock,
-    /// whose late periods run back to back (`StreamReceiver.render`).
+    /// which runs its missed periods back to back after a stall, so that each read takes in only what arrived
+    /// up to its time (`StreamReceiver.render`). A JACK cycle takes in everything: its time is a line fitted
+    /// to the server's cycle starts, and with packets held back to it the JACK loop test's round trip jumped
+    /// by 1.4–2.5 ms in two loaded runs while the legs' own figures stood still (not yet understood).
     ///
     /// - Returns: the capture time of the mix's first frame on `captureTimeOn` (nanoseconds): the first
     ///   stream's on that clock that knows it; `Int64.min` when none does (or `captureTimeOn` is nil).

@@ -441,6 +441,20 @@ public struct JitterBuffer: ~Copyable {
         counters.resynchronizations &+= 1
     }
 
+    /// Moves the play head of a playing stream by `frames`, to bring a fixed target's latency back after a step
+    /// (`LatencyPolicy.stepCorrection`): positive, ahead, over audio that is counted skipped (crossfaded from
+    /// what played before, as any skip); negative, back, repeating the audio's last period while the head
+    /// waits (counted stretched). The target and the latency-change count stay as they are: this restores
+    /// the latency they describe. Realtime-safe: yes.
+    public mutating func realign(byFrames frames: Int) {
+        guard state == .playing, frames != 0 else { return }
+        if frames > 0 {
+            skipAhead(to: playHead + Int64(frames))
+        } else {
+            stretchRemaining += -frames
+        }
+    }
+
     /// Moves the start of playout by `frames` (positive: later audio first, skipping what has waited longer
     /// than the latency wants; negative: silence first) before the first read after the buffer anchored. What a
     /// fixed target's owner uses to place the start at its aligned latency (`LatencyPolicy`).

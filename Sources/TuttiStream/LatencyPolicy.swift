@@ -44,6 +44,16 @@ public struct LatencyPolicy: Sendable {
     private var learningPeriods = 0
     private var learningSum = 0.0
     private let learningLength: Int
+    /// `stepCorrection`: the latency at the last read, the latency before a jump being confirmed and the
+    /// frames read since that jump, and the frames read since the last correction.
+    private var previousLatency: Double?
+    private var latencyBeforeJump: Double?
+    private var framesSinceJump = 0
+    private var framesSinceStep = Int.max / 2
+    /// How far (frames) a fixed target's latency must jump from one read to the next to be a step, not drift.
+    public let stepThresholdFrames: Int
+    /// How long (frames) it must stay there before the play head is moved back.
+    public let stepConfirmationFrames: Int
 
     /// - Parameters:
     ///   - format: the negotiated stream.
@@ -53,6 +63,8 @@ public struct LatencyPolicy: Sendable {
         placesFixedStart = format.adaptiveLatencyFrames == nil && format.synchronizedLatencyNanoseconds == nil
         levelSetpoint = Double(format.targetLatencyFrames)
         learningLength = max(1, periodsPerSecond)
+        stepThresholdFrames = max(format.packetFrames / 2, format.sampleRate / 2_000)
+        stepConfirmationFrames = format.sampleRate / 50
     }
 
     /// The lowest latency, at or above `targetFrames`, at which reads of `readFrames` that come `phaseFrames`
@@ -128,6 +140,47 @@ public struct LatencyPolicy: Sendable {
         }
     }
 
+    /// Fixed target, once per read while drift compensation holds the setpoint: the frames to move the play
+    /// head by (positive: ahead, skipping audio; negative: back, repeating it) when the latency has jumped by
+    /// at least `stepThresholdFrames` from one read to the next and stayed there for `stepConfirmationFrames`
+    /// of reads (back to where it stood before the jump), else nil.
+    ///
+    /// Drift moves the latency by a fraction of a frame per read, however far drift compensation lets it
+    /// wander (at ±500 ppm and its 10 s loop, some tens of frames, over seconds); jitter does not move it (it is
+    /// measured against the fastest recent packet). A jump of half a packet from one read to the next is
+    /// something else: a play head that skipped a device period its time base did not lose (a JACK timeline
+    /// that counted a server's stall as a lost cycle when the server had not lost it), or the fastest packets'
+    /// delay that stepped. Left to drift compensation, a jump of one 64-frame cycle down took 10 s to give
+    /// back at −140 ppm, with every packet late under a 2-packet target (lab, 2026-11-29: 2,000 late packets
+    /// in a minute). Moved back at once, it costs one splice. Device thread.
+    @_noLocks @_noAllocation
+    public mutating func stepCorrection(measuredLatency latency: Double, readFrames: Int) -> Int? {
+        guard placesFixedStart else { return nil }
+        defer { previousLatency = latency }
+        if framesSinceStep < stepConfirmationFrames {
+            // A correction's own splice plays out (a repetition takes as long as it is): no jump is looked for.
+            framesSinceStep += readFrames
+            return nil
+        }
+        if let base = latencyBeforeJump {
+            let moved = latency - base
+            guard abs(moved) >= Double(stepThresholdFrames) else {
+                latencyBeforeJump = nil  // it came back by itself
+                return nil
+            }
+            framesSinceJump += readFrames
+            guard framesSinceJump >= stepConfirmationFrames else { return nil }
+            latencyBeforeJump = nil
+            framesSinceStep = 0
+            return Int(moved < 0 ? moved - 0.5 : moved + 0.5)  // to the nearest frame
+        }
+        if let previous = previousLatency, abs(latency - previous) >= Double(stepThresholdFrames) {
+            latencyBeforeJump = previous
+            framesSinceJump = 0
+        }
+        return nil
+    }
+
     /// Frames added to the aligned latency when reads vary by a frame around their nominal size (a resampler
     /// asks for one more or one fewer now and then): the latency may then wobble by that much and stays inside
     /// the aligned step, where the slack is the same.
@@ -162,6 +215,8 @@ public struct LatencyPolicy: Sendable {
             learnedLatencyChanges = statistics.latencyChanges
             learningPeriods = 0
             learningSum = 0
+            previousLatency = nil
+            latencyBeforeJump = nil
             reset()
         }
         if format.adaptiveLatencyFrames != nil { return Double(statistics.targetFrames) }

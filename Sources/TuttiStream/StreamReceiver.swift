@@ -160,15 +160,14 @@ public final class StreamReceiver: @unchecked Sendable {
     ///   - now: the period's time on the monotonic clock.
     ///   - captureClockNow: the same instant on the stream's capture clock (for the latency figure and
     ///     synchronized playout), `Int64.min` if unknown.
-    /// - Returns: the capture time of `output`'s first frame on the stream's capture clock (nanoseconds), or
-    ///   `Int64.min` when unknown (concealment): what latency compensation needs, as the Audiobus receiver
-    ///   port's timestamps give.
     ///   - deviceCatchesUp: the device's periods may come late and then run back to back (a paced clock
     ///     catching up after a stall): a packet that arrived later than `now` by more than the jitter
     ///     buffer's `arrivalHorizonFrames` stays queued for the read it belongs to, as if the device had not
     ///     stalled (taken in at once, a stall's worth of packets would overrun the buffer's ring, which then
-    ///     skips them). A device whose periods never run late (JACK: it skips a cycle instead) takes
-    ///     everything.
+    ///     skips them). false: every queued packet is taken in (a JACK cycle, whose time is a fitted line).
+    /// - Returns: the capture time of `output`'s first frame on the stream's capture clock (nanoseconds), or
+    ///   `Int64.min` when unknown (concealment): what latency compensation needs, as the Audiobus receiver
+    ///   port's timestamps give.
     @discardableResult
     public func render(frames: Int, now: HostTime, captureClockNow: Int64, deviceCatchesUp: Bool = false) -> Int64 {
         let arrivedBy = deviceCatchesUp ? now + arrivalHorizon : HostTime(nanoseconds: .max)
@@ -193,7 +192,7 @@ public final class StreamReceiver: @unchecked Sendable {
         }
         var statistics = jitterBuffer.statistics
         let state = jitterBuffer.state
-        if driftCompensation { steerDrift(statistics, state: state) }
+        if driftCompensation { steerDrift(statistics, state: state, readFrames: needed) }
         // The resampler delays the audio: the output's first frame was captured that much earlier.
         let delay = Int64((resampler?.delayFrames ?? 0) * 1e9 / Double(outputSampleRate))
         if captureTime != .min { captureTime -= delay }
@@ -246,11 +245,16 @@ public final class StreamReceiver: @unchecked Sendable {
     /// Once per period while playing: holds the buffer's latency, measured against the fastest recent packet
     /// (`measuredLatencyFrames`, which jitter hardly moves and drift moves steadily), at the setpoint the
     /// latency policy gives (`LatencyPolicy.driftSetpoint`); the correction goes to the resampler.
-    private func steerDrift(_ statistics: JitterBufferStatistics, state: JitterBufferState) {
+    private func steerDrift(_ statistics: JitterBufferStatistics, state: JitterBufferState, readFrames: Int) {
         guard state == .playing, let latency = statistics.measuredLatencyFrames else { return }
         let estimate = drift.driftEstimatePPM
         guard let setpoint = policy.driftSetpoint(statistics, measuredLatency: latency, reset: { drift.reset(driftPPM: estimate) })
         else { return }
+        if let shift = policy.stepCorrection(measuredLatency: latency, readFrames: readFrames) {
+            // A step, not drift: the play head goes back to where it stood at once (drift compensation saw the
+            // step for 20 ms: too briefly to move its estimate).
+            jitterBuffer.realign(byFrames: shift)
+        }
         if let group = driftGroup, inDriftGroup, !leadsDriftGroup {
             if group.leader.compareExchange(expected: 0, desired: groupToken, ordering: .acquiringAndReleasing).exchanged {
                 // The group's leader left (or there was none): lead from where the group's estimate stands.

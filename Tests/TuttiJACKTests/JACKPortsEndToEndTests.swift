@@ -188,7 +188,8 @@ final class JACKPortsEndToEndTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(readings.count, 8, "jack_iodelay's readings (signal below threshold?): \(iodelay.log.suffix(300))")
         if stalls.isEmpty, readings.count >= 8, legs.count == 2, let first = legs[0].latency, let second = legs[1].latency {
             let settled = readings[(readings.count / 2)...]
-            XCTAssertLessThanOrEqual(settled.max()! - settled.min()!, 48, "round trip not settled: \(readings)")
+            XCTAssertLessThanOrEqual(
+                settled.max()! - settled.min()!, 48, "round trip not settled: \(readings); legs: \(legs.map { "\($0.name) \($0.detail)" })")
             let last = readings.suffix(4).reduce(0, +) / 4 / 48
             let extra = last - (first + second)
             XCTAssertGreaterThanOrEqual(extra, -0.5, "round trip \(last) ms, legs \(first) + \(second) ms")

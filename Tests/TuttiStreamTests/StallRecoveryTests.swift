@@ -31,7 +31,7 @@ final class StallRecoveryTests: XCTestCase {
     /// frames longer on the way.
     private func run(
         phase: Int64 = 27, stallAt: Int64 = 240_000, stall: Int64 = 0, sender: Bool = false, receiver: Bool = false,
-        delayStepAt: Int64 = .max, delayStep: Int64 = 0, packetCount: Int = 11_250
+        delayStepAt: Int64 = .max, delayStep: Int64 = 0, headJump: Int64 = 0, packetCount: Int = 11_250
     ) -> Outcome {
         let packets = makePackets(format: format, packetCount: packetCount, senderPeriod: 64)
         let origin = packets[0].sendFrame
@@ -58,6 +58,16 @@ final class StallRecoveryTests: XCTestCase {
             }
             acceptArrivals(queue, from: &next, until: stalled ? stallEnd : frame, into: receiverUnderTest)
             let now = HostTime(frames: frame, sampleRate: format.sampleRate)
+            if headJump != 0, frame > stallStart, frame <= stallStart + Int64(read) {
+                // The device's reads jump without its time doing so: `headJump` frames read and thrown away
+                // (as for a stall that lost no time after all), or, negative, a period not read.
+                if headJump > 0 {
+                    receiverUnderTest.render(frames: Int(headJump), now: now, captureClockNow: now.nanoseconds, deviceCatchesUp: true)
+                } else {
+                    frame += Int64(read)
+                    continue
+                }
+            }
             receiverUnderTest.render(frames: read, now: now, captureClockNow: now.nanoseconds, deviceCatchesUp: true)
             frame += Int64(read)
         }
@@ -144,5 +154,26 @@ final class StallRecoveryTests: XCTestCase {
         // again with the burst's last ones, so the buffer keeps its anchor.
         let outcome = run(stall: 90 * 48, sender: true)
         XCTAssertEqual(outcome.after.resynchronizations, outcome.before.resynchronizations)
+    }
+
+    func testAJumpOfThePlayHeadIsGivenBackAtOnceNotByDriftCompensation() {
+        // The play head jumps by a 64-frame period against the device's time: ahead (a period read and thrown
+        // away, as a JACK timeline does for a server stall that lost no time after all: every packet of a
+        // 1.5-packet target then comes late) and back (a period not read). Within 20 ms of reads the head
+        // is moved back to the setpoint, repeating or skipping that much audio once.
+        for jump: Int64 in [64, -64] {
+            let outcome = run(headJump: jump)
+            let label = "play head jumped \(jump) frames"
+            XCTAssertEqual(outcome.after.resynchronizations, outcome.before.resynchronizations, label)
+            if jump > 0 {
+                XCTAssertEqual(Double(outcome.after.stretchedFrames - outcome.before.stretchedFrames), Double(jump), accuracy: 2, label)
+            } else {
+                XCTAssertEqual(Double(outcome.after.skippedFrames - outcome.before.skippedFrames), Double(-jump), accuracy: 2, label)
+            }
+            XCTAssertEqual(Double(outcome.latencyAfter), Double(outcome.latencyBefore), accuracy: 42_000, "\(label): within two frames")
+            let missed = (outcome.after.late + outcome.after.lost) - (outcome.before.late + outcome.before.lost)
+            XCTAssertLessThanOrEqual(missed, 16, "\(label): late for longer than the step's confirmation")
+            XCTAssertLessThan(abs(outcome.driftPPM), 2, "\(label): drift compensation chased the jump")
+        }
     }
 }

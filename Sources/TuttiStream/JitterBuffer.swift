@@ -377,8 +377,12 @@ public struct JitterBuffer: ~Copyable {
     /// A packet newer than any accepted came wholly after its time: whether the packets have all done so for
     /// `lateStreamPatience` (then the stream runs behind the play head for good, and the buffer re-anchors on
     /// this packet, instead of playing silence until the signal-loss timeout). One in time ends the run.
+    /// Fixed targets only: an adaptive buffer raises its target to the lateness it measures (a re-anchor would
+    /// throw that measurement away), and synchronized playout places its head from capture times.
     private mutating func followLateStream(sequenceNumber: UInt16, timestamp: UInt32, arrival: HostTime) -> Bool {
-        guard followsNewest(sequenceNumber: sequenceNumber, timestamp: timestamp) else { return false }
+        guard format.adaptiveLatencyFrames == nil, format.synchronizedLatencyNanoseconds == nil,
+            followsNewest(sequenceNumber: sequenceNumber, timestamp: timestamp)
+        else { return false }
         guard let since = lateStreamSince else {
             lateStreamSince = arrival
             return false

@@ -334,15 +334,24 @@ public struct JitterBuffer: ~Copyable {
         silenceLoss = (after: newest.timestamp, packets: packets - 1, takenBackUpTo: 0)
     }
 
-    /// Whether a packet is an older one of the stream whose newest packet was accepted: up to 2^15 sequence
-    /// numbers behind it and exactly that many packets' frames earlier (a restarted sender's packet agrees
-    /// with both by chance about once in 2^32).
+    /// Where a packet stands on the line of the stream whose newest packet was accepted, in packets (negative:
+    /// older, positive: newer), when its sequence number is within 2^15 of the newest's and its timestamp is
+    /// exactly that many packets' frames away (a restarted sender's packet agrees with both by chance about
+    /// once in 2^32); nil otherwise, and for the newest itself.
+    @inline(__always)
+    private func packetsFromNewest(sequenceNumber: UInt16, timestamp: UInt32) -> Int? {
+        guard let newest = slots.newestAccepted else { return nil }
+        let offset = Int(Int16(bitPattern: sequenceNumber &- newest.sequenceNumber))
+        guard offset != 0, offset != Int(Int16.min),
+            timestamp &- newest.timestamp == UInt32(bitPattern: Int32(offset)) &* UInt32(format.packetFrames)
+        else { return nil }
+        return offset
+    }
+
+    /// Whether a packet is an older one of the stream whose newest packet was accepted (`packetsFromNewest`).
     @inline(__always)
     private func precedesNewest(sequenceNumber: UInt16, timestamp: UInt32) -> Bool {
-        guard let newest = slots.newestAccepted else { return false }
-        let behind = newest.sequenceNumber &- sequenceNumber
-        return behind >= 1 && behind <= 0x7FFF
-            && newest.timestamp &- timestamp == UInt32(behind) &* UInt32(format.packetFrames)
+        (packetsFromNewest(sequenceNumber: sequenceNumber, timestamp: timestamp) ?? 0) < 0
     }
 
     /// Counts a packet that came after its time. One the silence before the anchor counted lost
@@ -360,13 +369,10 @@ public struct JitterBuffer: ~Copyable {
         loss.arrivedAfterSilence()
     }
 
-    /// Whether a packet is a newer one of the stream whose newest packet was accepted: up to 2^15 sequence
-    /// numbers ahead of it and exactly that many packets' frames later.
+    /// Whether a packet is a newer one of the stream whose newest packet was accepted (`packetsFromNewest`).
     @inline(__always)
     private func followsNewest(sequenceNumber: UInt16, timestamp: UInt32) -> Bool {
-        guard let newest = slots.newestAccepted else { return false }
-        let ahead = sequenceNumber &- newest.sequenceNumber
-        return ahead >= 1 && ahead <= 0x7FFF && timestamp &- newest.timestamp == UInt32(ahead) &* UInt32(format.packetFrames)
+        (packetsFromNewest(sequenceNumber: sequenceNumber, timestamp: timestamp) ?? 0) > 0
     }
 
     /// How long the stream's packets may all come after their time before the buffer follows them: 50 ms.

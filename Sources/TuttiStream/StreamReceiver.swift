@@ -192,7 +192,7 @@ public final class StreamReceiver: @unchecked Sendable {
         }
         var statistics = jitterBuffer.statistics
         let state = jitterBuffer.state
-        if driftCompensation { steerDrift(statistics, state: state, readFrames: needed) }
+        if driftCompensation { steerDrift(statistics, state: state, readFrames: needed, correctsSteps: deviceCatchesUp) }
         // The resampler delays the audio: the output's first frame was captured that much earlier.
         let delay = Int64((resampler?.delayFrames ?? 0) * 1e9 / Double(outputSampleRate))
         if captureTime != .min { captureTime -= delay }
@@ -245,12 +245,14 @@ public final class StreamReceiver: @unchecked Sendable {
     /// Once per period while playing: holds the buffer's latency, measured against the fastest recent packet
     /// (`measuredLatencyFrames`, which jitter hardly moves and drift moves steadily), at the setpoint the
     /// latency policy gives (`LatencyPolicy.driftSetpoint`); the correction goes to the resampler.
-    private func steerDrift(_ statistics: JitterBufferStatistics, state: JitterBufferState, readFrames: Int) {
+    private func steerDrift(_ statistics: JitterBufferStatistics, state: JitterBufferState, readFrames: Int, correctsSteps: Bool) {
         guard state == .playing, let latency = statistics.measuredLatencyFrames else { return }
         let estimate = drift.driftEstimatePPM
         guard let setpoint = policy.driftSetpoint(statistics, measuredLatency: latency, reset: { drift.reset(driftPPM: estimate) })
         else { return }
-        if let shift = policy.stepCorrection(measuredLatency: latency, readFrames: readFrames) {
+        // Paced clocks only: on a JACK cycle the fitted timeline itself steps now and then (the JACK loop test
+        // saw both legs "corrected" by 45 frames and the real round trip grow by as much).
+        if correctsSteps, let shift = policy.stepCorrection(measuredLatency: latency, readFrames: readFrames) {
             // A step, not drift: the play head goes back to where it stood at once (drift compensation saw the
             // step for 20 ms: too briefly to move its estimate).
             jitterBuffer.realign(byFrames: shift)

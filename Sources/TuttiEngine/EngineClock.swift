@@ -30,6 +30,9 @@ public final class EngineClock: @unchecked Sendable {
     private var device: PacedDeviceClock?
     /// Overruns of earlier runs of the thread (each run has its own `PacedDeviceClock`).
     private var earlierOverruns: UInt64 = 0
+    /// Late wake-ups, and the latest one's lateness, of earlier runs of the thread.
+    private var earlierLateWakes: UInt64 = 0
+    private var earlierWorstWakeLateness: Int64 = 0
     private var attached = 0
     private let name: String
     /// Whether periods come from the clock's own thread, or only from `runPeriod(at:)` (tests).
@@ -81,6 +84,17 @@ public final class EngineClock: @unchecked Sendable {
     /// is lost). Control plane; a port reports the difference since it attached.
     public var overruns: UInt64 { earlierOverruns + (device?.overruns ?? 0) }
 
+    /// Wake-ups of the clock thread later than half a period after their deadline, since the clock was made:
+    /// the machine kept the thread from running in time (packets sent late, or played late). Control plane; a
+    /// port reports the difference since it attached.
+    public var lateWakes: UInt64 { earlierLateWakes + (device?.lateWakes ?? 0) }
+
+    /// The latest wake-up of the clock thread since the clock was made, in milliseconds after its deadline (0
+    /// when none was later than half a period). Control plane.
+    public var worstWakeLatenessMilliseconds: Double {
+        Double(max(earlierWorstWakeLateness, device?.worstWakeLatenessNanoseconds ?? 0)) / 1_000_000
+    }
+
     /// Runs `node` from the next period on, starting the clock thread if it is idle.
     ///
     /// - Throws: `EngineError` when `nodeCapacity` ports are attached already.
@@ -105,6 +119,8 @@ public final class EngineClock: @unchecked Sendable {
         if attached == 0, let device {
             device.stop()
             earlierOverruns += device.overruns
+            earlierLateWakes += device.lateWakes
+            earlierWorstWakeLateness = max(earlierWorstWakeLateness, device.worstWakeLatenessNanoseconds)
             self.device = nil
         }
     }

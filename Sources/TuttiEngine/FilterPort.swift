@@ -35,8 +35,8 @@ public final class FilterPort: @unchecked Sendable {
 
     public var incoming: [ReceiveConnection] { inputs.all }
     public var outgoing: [SendConnection] { outputs.all }
-    /// Periods the port's engine clock skipped while it ran. Control plane.
-    public var deviceOverruns: UInt64 { paced?.overruns ?? 0 }
+    /// What the port's engine clock did while the port ran (for a receiver: in the current take). Control plane.
+    public var deviceFigures: DeviceClockFigures { paced?.figures ?? DeviceClockFigures() }
     /// The rates the port can run at now: only its running rate while it runs.
     public var currentRates: [Int] { activeSampleRate.map { [$0] } ?? descriptor.sampleRates }
 

@@ -10,6 +10,7 @@ struct PacedAttachment<Processor: ~Copyable> {
     let node: PeriodNode
     let processor: UnsafeMutablePointer<Processor>
     let overrunsAtStart: UInt64
+    let lateWakesAtStart: UInt64
 
     /// Moves `processor` behind a pointer and attaches it, with `handler`, to `clock` from its next period.
     ///
@@ -29,10 +30,20 @@ struct PacedAttachment<Processor: ~Copyable> {
         self.node = node
         self.processor = pointer
         overrunsAtStart = clock.overruns
+        lateWakesAtStart = clock.lateWakes
     }
 
     /// Periods the clock skipped since the port attached (its thread stalled for more than 100 ms).
     var overruns: UInt64 { clock.overruns - overrunsAtStart }
+
+    /// The clock's figures since the port attached (its latest wake-up: since the clock was made).
+    var figures: DeviceClockFigures {
+        var figures = DeviceClockFigures()
+        figures.overruns = overruns
+        figures.lateWakes = clock.lateWakes - lateWakesAtStart
+        figures.worstWakeLatenessMilliseconds = clock.worstWakeLatenessMilliseconds
+        return figures
+    }
 
     /// Detaches from the clock (waiting until its thread lets go), then frees the processor.
     func detach() async {

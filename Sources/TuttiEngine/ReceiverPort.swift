@@ -33,9 +33,8 @@ public final class ReceiverPort: @unchecked Sendable {
     /// clock's overruns when the take started.
     private var paced: PacedAttachment<PacedReceiverProcessor>?
 
-    /// Periods the port's engine clock skipped because its thread stalled for more than 100 ms (their
-    /// audio is lost), in the current take. Control plane.
-    public var deviceOverruns: UInt64 { paced?.overruns ?? 0 }
+    /// What the port's engine clock did while the port ran (for a receiver: in the current take). Control plane.
+    public var deviceFigures: DeviceClockFigures { paced?.figures ?? DeviceClockFigures() }
 
     /// Datagrams the media socket this port's connections receive on dropped because they belonged to no
     /// stream (`StreamDemux`): the engine clock's socket for a paced port while a take runs, the JACK ports'

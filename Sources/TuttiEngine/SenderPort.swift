@@ -22,9 +22,8 @@ public final class SenderPort: @unchecked Sendable {
     /// clock's overruns when the port attached.
     private var paced: PacedAttachment<PacedSenderProcessor>?
 
-    /// Periods the port's engine clock skipped while the port streamed, because its thread stalled for more
-    /// than 100 ms (their audio is lost). Control plane.
-    public var deviceOverruns: UInt64 { paced?.overruns ?? 0 }
+    /// What the port's engine clock did while the port ran (for a receiver: in the current take). Control plane.
+    public var deviceFigures: DeviceClockFigures { paced?.figures ?? DeviceClockFigures() }
     private var renderer: SourceRenderer?
     /// The JACK client and this port's handler state, for a `jack` port.
     private var jack: (client: JACKClient, processor: UnsafeMutablePointer<JACKSenderProcessor>)?

@@ -17,6 +17,10 @@ import TuttiCore
 /// behind, a stalled machine, does it skip the missed periods instead of bursting them, and count them as
 /// overruns, as a sound card would drop them.
 ///
+/// The clock also counts its own late wake-ups, those later than half a period after their deadline, and
+/// keeps the latest one's lateness: what a late packet or an underrun downstream can be set beside, to tell
+/// the machine's scheduling from the stream's own faults.
+///
 /// `process` is a C function with a context pointer, like a JACK process callback: the period loop makes no
 /// reference counting, allocation or existential call of its own.
 ///
@@ -35,6 +39,8 @@ package final class PacedDeviceClock: @unchecked Sendable {
     private nonisolated(unsafe) let context: UnsafeMutableRawPointer?
     private let running = Atomic<Bool>(false)
     private let overrunCount = Atomic<UInt64>(0)
+    private let lateWakeCount = Atomic<UInt64>(0)
+    private let worstLateness = Atomic<Int64>(0)
     private var thread: OSThread?
 
     /// - Parameters:
@@ -52,6 +58,12 @@ package final class PacedDeviceClock: @unchecked Sendable {
     /// Periods skipped because the thread woke more than `maxLateFrames` late. Any thread.
     package var overruns: UInt64 { overrunCount.load(ordering: .relaxed) }
 
+    /// Wake-ups later than half a period after their deadline since `start`. Any thread.
+    package var lateWakes: UInt64 { lateWakeCount.load(ordering: .relaxed) }
+
+    /// The latest wake-up since `start`, in nanoseconds after its deadline. Any thread.
+    package var worstWakeLatenessNanoseconds: Int64 { worstLateness.load(ordering: .relaxed) }
+
     /// Starts ticking. Control plane; idempotent.
     package func start() {
         guard running.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
@@ -61,10 +73,16 @@ package final class PacedDeviceClock: @unchecked Sendable {
             var period: Int64 = 0
             let framesPerPeriod = Int64(periodFrames)
             let rate = Int64(sampleRate)
+            let lateWake = framesPerPeriod * 1_000_000_000 / rate / 2
             while running.load(ordering: .relaxed) {
                 let deadline = startTime + period * framesPerPeriod * 1_000_000_000 / rate
                 var spec = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
                 while system_clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &spec, nil) == EINTR {}
+                let lateness = clock.now().nanoseconds - deadline
+                if lateness > lateWake {
+                    lateWakeCount.add(1, ordering: .relaxed)
+                    if lateness > worstLateness.load(ordering: .relaxed) { worstLateness.store(lateness, ordering: .relaxed) }
+                }
                 process(context, deadline, periodFrames)
                 period += 1
                 let now = clock.now().nanoseconds

@@ -15,10 +15,10 @@ enum SendingPort: Sendable {
 
     var isJACK: Bool { if case .sender(let port) = self { port.configuration.isJACK } else { false } }
 
-    var deviceOverruns: UInt64 {
+    var deviceFigures: DeviceClockFigures {
         switch self {
-        case .sender(let port): port.deviceOverruns
-        case .filter(let port): port.deviceOverruns
+        case .sender(let port): port.deviceFigures
+        case .filter(let port): port.deviceFigures
         }
     }
 
@@ -58,10 +58,10 @@ enum ReceivingPort: Sendable {
 
     var isJACK: Bool { if case .receiver(let port) = self { port.configuration.isJACK } else { false } }
 
-    var deviceOverruns: UInt64 {
+    var deviceFigures: DeviceClockFigures {
         switch self {
-        case .receiver(let port): port.deviceOverruns
-        case .filter(let port): port.deviceOverruns
+        case .receiver(let port): port.deviceFigures
+        case .filter(let port): port.deviceFigures
         }
     }
 

@@ -1,4 +1,5 @@
 import TuttiCore
+import TuttiEngine
 import TuttiSRTP
 import TuttiWire
 
@@ -57,17 +58,27 @@ extension Peer {
         let problem = jackProblem
         let sent = sending.values.map { entry in
             var figures = entry.connection.statistics()
-            figures.deviceOverruns = entry.port.deviceOverruns
+            figures.setDevice(entry.port.deviceFigures, isJACK: entry.port.isJACK)
             if entry.port.isJACK { figures.deviceProblem = problem }
             return figures
         }
         let received = receiving.values.map { entry in
             var figures = entry.connection.statistics()
-            figures.deviceOverruns = entry.port.deviceOverruns
+            figures.setDevice(entry.port.deviceFigures, isJACK: entry.port.isJACK)
             figures.strayDatagrams = entry.port.strayDatagrams
             if entry.port.isJACK { figures.deviceProblem = problem }
             return figures
         }
         return (sent + received).sorted { $0.id.rawValue < $1.id.rawValue }
+    }
+}
+
+extension ConnectionStatistics {
+    /// The port's device clock figures: overruns always, wake-ups only for a paced clock (JACK keeps its own).
+    fileprivate mutating func setDevice(_ device: DeviceClockFigures, isJACK: Bool) {
+        deviceOverruns = device.overruns
+        guard !isJACK else { return }
+        deviceLateWakes = device.lateWakes
+        deviceWorstWakeMilliseconds = device.worstWakeLatenessMilliseconds
     }
 }

@@ -322,6 +322,12 @@ public struct ConnectionStatistics: Hashable, Sendable, Codable {
     /// Periods the port's device clock skipped because the machine stalled it (more than 100 ms): audio
     /// lost at the device, for every connection of that port.
     public var deviceOverruns: UInt64 = 0
+    /// Wake-ups of the port's device clock later than half a period (paced clocks; nil on JACK, which keeps
+    /// its own): the machine kept the clock's thread from running in time, so packets went out late or were
+    /// played late. Set a late packet or an underrun beside this count to tell the machine from the stream.
+    public var deviceLateWakes: UInt64?
+    /// The latest wake-up of the port's device clock, in milliseconds after its deadline (nil on JACK).
+    public var deviceWorstWakeMilliseconds: Double?
     /// Why the port's device stopped (e.g. the JACK server shut the peer's client down); nil while it runs.
     public var deviceProblem: String?
     /// The level of the audio at this end over the last completed 0.5 s window, in dBFS (0 is full scale; a

@@ -3,8 +3,9 @@
 // (ImpulseDelays, ToneDamage, SeriesSummary, CounterSteps, JackTripStatusLine) and in the report.
 //
 //   impulse RAW META    the probe's recording (interleaved float32 tone/click, little-endian; META its JSON)
-//   stats JSONL         `tutti stats --json` samples: per receiving connection the latency and buffer series
-//                       and the counters' increase over the window
+//   stats JSONL [PROBE] `tutti stats --json` samples: per receiving connection the latency and buffer series,
+//                       the counters' increase over the window, and its glitches in episodes beside the late
+//                       wake-ups of both peers' device clocks and of PROBE (wake_lateness's JSON with "late")
 //   iostat LOG          JackTrip's `-I 1` lines: its counters' increase over the window
 //   snapshot NAME=PID[,PID...]...   /proc CPU ticks and per-thread context switches of process groups
 //   cpu BEFORE AFTER [NAME=SECONDS:PERFCSV...]   two snapshots -> per group CPU, switches, system calls
@@ -88,7 +89,18 @@ let counters = [
     "underruns", "concealedFrames", "latencyChanges", "packetsPending",
 ]
 
-func stats(_ path: String) throws -> Any {
+func stats(_ path: String, probe probePath: String? = nil) throws -> Any {
+    // The probe's late wake-ups, on the wall clock the samples' times are on.
+    var probe: [(time: Double, microseconds: Double)]?
+    if let probePath {
+        let report = try readJSON(probePath)
+        probe = (report["late"] as? [[Any]] ?? []).compactMap { pair in
+            guard pair.count == 2, let time = double(pair[0]), let microseconds = double(pair[1]) else { return nil }
+            return (time, microseconds)
+        }
+    }
+    // The sending side's device clock late wake-ups, by connection id and sample time.
+    var senderWakes: [String: [Double: Int]] = [:]
     struct Series {
         var source: String
         var destination: String
@@ -110,6 +122,11 @@ func stats(_ path: String) throws -> Any {
             for peer in list { peers.append((double(peer["time"]) ?? 0, peer["statistics"] as? [[String: Any]] ?? [])) }
         }
         for peer in peers {
+            for statistics in peer.statistics where statistics["role"] as? String == "sending" {
+                if let id = statistics["id"] as? String, let wakes = int(statistics["deviceLateWakes"]) {
+                    senderWakes[id, default: [:]][peer.time] = wakes
+                }
+            }
             for statistics in peer.statistics where statistics["role"] as? String == "receiving" {
                 guard let id = statistics["id"] as? String, let source = statistics["source"] as? [String: Any],
                     let destination = statistics["destination"] as? [String: Any],
@@ -134,6 +151,19 @@ func stats(_ path: String) throws -> Any {
         for key in counters { increase[key] = (int(last[key]) ?? 0) - (int(first[key]) ?? 0) }
         let rate = Double(int(entry.format["sampleRate"]) ?? 48000)
         func summary(_ key: String) throws -> Any { try object(SeriesSummary(entry.samples.compactMap { double($0.statistics[key]) })) }
+        // Both peers answer one `tutti stats` call: a receiving sample's sending side has the same time (a
+        // sample without it keeps the last count seen).
+        let sent = senderWakes[id] ?? [:]
+        var lastSent = 0
+        var lastReceived = 0
+        let episodes = GlitchEpisodes(
+            samples: entry.samples.map { sample in
+                let glitches = ["packetsLost", "packetsLate", "underruns"].reduce(0) { $0 + (int(sample.statistics[$1]) ?? 0) }
+                lastSent = sent[sample.time] ?? lastSent
+                lastReceived = int(sample.statistics["deviceLateWakes"]) ?? lastReceived
+                return GlitchEpisodes.Sample(
+                    time: sample.time, glitches: glitches, senderLateWakes: lastSent, receiverLateWakes: lastReceived)
+            }, probeLateWakes: probe)
         connections.append(
             [
                 "id": id, "source": entry.source, "destination": entry.destination, "format": entry.format,
@@ -142,6 +172,7 @@ func stats(_ path: String) throws -> Any {
                 "increase": increase, "concealedMs": Double(increase["concealedFrames"]!) * 1000 / rate,
                 "latencyMs": try summary("latencyMilliseconds"), "targetMs": try summary("targetMilliseconds"),
                 "bufferMs": try summary("bufferMilliseconds"), "jitterMs": last["jitterMilliseconds"] ?? NSNull(),
+                "episodes": try object(episodes),
                 "series": entry.samples.map { sample -> [Any] in
                     [
                         ((sample.time - t0) * 1000).rounded() / 1000, sample.statistics["latencyMilliseconds"] ?? NSNull(),
@@ -296,6 +327,7 @@ do {
     switch (arguments.first, arguments.count) {
     case ("impulse", 3): result = try impulse(raw: arguments[1], meta: arguments[2])
     case ("stats", 2): result = try stats(arguments[1])
+    case ("stats", 3): result = try stats(arguments[1], probe: arguments[2])
     case ("iostat", 2): result = try iostat(arguments[1])
     case ("snapshot", _): result = try snapshot(Array(arguments.dropFirst()))
     case ("cpu", 3...): result = try cpu(before: arguments[1], after: arguments[2], perf: Array(arguments.dropFirst(3)))
@@ -305,7 +337,7 @@ do {
     default:
         FileHandle.standardError.write(
             Data(
-                "usage: tutti-bench-analyze impulse RAW META | stats JSONL | iostat LOG | snapshot NAME=PID[,PID...]... | cpu BEFORE AFTER [NAME=SECONDS:PERFCSV...] | glitches RESULT\n"
+                "usage: tutti-bench-analyze impulse RAW META | stats JSONL [PROBE] | iostat LOG | snapshot NAME=PID[,PID...]... | cpu BEFORE AFTER [NAME=SECONDS:PERFCSV...] | glitches RESULT\n"
                     .utf8))
         exit(2)
     }

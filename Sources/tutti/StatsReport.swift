@@ -113,6 +113,10 @@ struct StatsReport: Codable, Equatable {
         if stat.deviceOverruns > 0 {
             parts.append("device stalled: \(stat.deviceOverruns) periods skipped")
         }
+        if let late = stat.deviceLateWakes, late > 0 {
+            let worst = stat.deviceWorstWakeMilliseconds.map { ", the latest \(fixed($0, 2)) ms" } ?? ""
+            parts.append("device clock woke late \(late) times\(worst)")
+        }
         return parts.isEmpty ? nil : parts.joined(separator: "; ")
     }
 }

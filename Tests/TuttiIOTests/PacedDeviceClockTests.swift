@@ -7,7 +7,8 @@ import TuttiIO
 import XCTest
 
 /// A paced clock that wakes late catches up on the missed periods, so its timeline stays whole; only a
-/// stall of more than 100 ms makes it skip periods, and it counts them.
+/// stall of more than 100 ms makes it skip periods, and it counts them. It also counts its own late
+/// wake-ups (later than half a period), and keeps the latest's lateness.
 final class PacedDeviceClockTests: XCTestCase {
     /// What the clock's handler records: the period times it was given, and where it stalls.
     private final class Recorder: Sendable {
@@ -33,8 +34,8 @@ final class PacedDeviceClockTests: XCTestCase {
     }
 
     /// Runs a 1 ms clock until it has called `process` `periods` times, stalling once inside the 5th call
-    /// for `stall`; returns the period times it was given (ns) and the overruns it counted.
-    private func run(periods: Int, stall: Duration) -> (times: [Int64], overruns: UInt64) {
+    /// for `stall`; returns the period times it was given (ns), the overruns it counted, and its late wake-ups.
+    private func run(periods: Int, stall: Duration) -> (times: [Int64], overruns: UInt64, lateWakes: UInt64, worstLateness: Int64) {
         let recorder = Recorder(periods: periods, stall: stall)
         let clock = PacedDeviceClock(
             name: "tutti-test", sampleRate: 48_000, periodFrames: 48, context: Unmanaged.passUnretained(recorder).toOpaque(),
@@ -42,18 +43,25 @@ final class PacedDeviceClockTests: XCTestCase {
         clock.start()
         while !recorder.done.load(ordering: .relaxed) { usleep(1_000) }
         clock.stop()
-        return (recorder.times.withLock { Array($0.prefix(periods)) }, clock.overruns)
+        return (
+            recorder.times.withLock { Array($0.prefix(periods)) }, clock.overruns, clock.lateWakes,
+            clock.worstWakeLatenessNanoseconds
+        )
     }
 
     func testAShortStallIsCaughtUpWithoutLosingAPeriod() {
-        let (times, overruns) = run(periods: 60, stall: .milliseconds(20))
+        let (times, overruns, lateWakes, worstLateness) = run(periods: 60, stall: .milliseconds(20))
         XCTAssertEqual(overruns, 0)
         let steps = zip(times.dropFirst(), times).map { $0 - $1 }
         XCTAssertEqual(Set(steps), [1_000_000], "every period follows the last by exactly 1 ms of stream time")
+        // The periods caught up after the stall woke 19, 18, … ms late: at least 18 of them over half a period.
+        XCTAssertGreaterThanOrEqual(lateWakes, 18)
+        XCTAssertGreaterThanOrEqual(worstLateness, 19_000_000, "the first period after a 20 ms stall in the one before")
+        XCTAssertLessThan(worstLateness, 1_000_000_000)
     }
 
     func testAStallOfMoreThan100MillisecondsSkipsAndCountsThePeriods() {
-        let (times, overruns) = run(periods: 20, stall: .milliseconds(250))
+        let (times, overruns, _, _) = run(periods: 20, stall: .milliseconds(250))
         XCTAssertGreaterThan(overruns, 100)
         let steps = zip(times.dropFirst(), times).map { $0 - $1 }
         XCTAssertEqual(steps.filter { $0 != 1_000_000 }.count, 1, "one jump in stream time, after the stall")

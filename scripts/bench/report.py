@@ -295,6 +295,7 @@ def cpu_figures(result):
 def cpu_summary(results):
     """Tutti against JackTrip per stream at each stream count both ran; the headline at 8 streams (else the largest)."""
     tutti = {r["streams"]: r for k, r in results.items() if k.startswith("cpu-tutti-")}
+    plain = {r["streams"]: r for k, r in results.items() if k.startswith("cpu-tuttiplain-")}
     jt = {}
     for k, r in results.items():
         if k.startswith("cpu-jacktrip-"):
@@ -303,9 +304,13 @@ def cpu_summary(results):
     for n in sorted(set(tutti) | set(jt)):
         t = cpu_figures(tutti[n]) if n in tutti else None
         j = cpu_figures(jt[n]) if n in jt else None
+        p = cpu_figures(plain[n]) if n in plain else None
         rows.append({"streams": n, "tutti": t, "jacktrip": j,
                      "ratio": ratio(t and t["msPerSecond"], j and j["msPerSecond"]),
-                     "ratioWithJackd": ratio(t and t["msPerSecond"], j and j["withJackdMsPerSecond"])})
+                     "ratioWithJackd": ratio(t and t["msPerSecond"], j and j["withJackdMsPerSecond"]),
+                     "tuttiPlain": p,
+                     "plainRatio": ratio(p and p["msPerSecond"], j and j["msPerSecond"]),
+                     "plainRatioWithJackd": ratio(p and p["msPerSecond"], j and j["withJackdMsPerSecond"])})
     return rows
 
 
@@ -391,6 +396,19 @@ def floor_section(md, summary, results, meta):
                   f"64-frame setting, {confirm['setting']}): one-way {fmt(lat.get('median'))} / {fmt(lat.get('p99'))} ms "
                   f"(median / p99, {confirm['method']}), **{confirm['glitches']} glitches**{wander}. "
                   "Goal: ≤ 2.0 ms with 0 glitches.\n")
+        for leg in confirm.get("episodes") or []:
+            wakes = (f"the sender's clock woke late {leg['senderLateWakes']} times and the receiver's "
+                     f"{leg['receiverLateWakes']}, " if leg["peerClocks"] else "")
+            md.append(f"- {leg['leg']}: its glitches came in **{len(leg['episodes'])} episodes**: "
+                      f"{leg['withPeerLateWake']} with a late wake-up (over half a period) of a peer's device clock, "
+                      f"{leg['withProbeLateWake']} with one of the probe thread's (over 667 µs; `wake_lateness` alongside), "
+                      f"**{leg['unexplained']} with none**. Over the run {wakes}the probe {leg['probeLateWakes']} times. "
+                      "Episodes (s into the run: glitches, sender/receiver clock late wake-ups, probe late wake-ups and "
+                      "the latest in µs): "
+                      + (", ".join(f"{e['start']:.1f}: {e['glitches']}, {e['senderLateWakes']}/{e['receiverLateWakes']}, "
+                                   f"{e['probeLateWakes']} ({e['probeWorstMicroseconds']:.0f})"
+                                   for e in leg["episodes"][:40]) or "none")
+                      + (" …" if len(leg["episodes"]) > 40 else "") + "\n")
     wake = summary.get("machineWake")
     if wake:
         late = wake["latenessMicroseconds"]
@@ -426,11 +444,21 @@ def cpu_section(md, rows, meta):
                   f"{fmt(j.get('withJackdMsPerSecond'))} | {fmt(r['ratio'])} | {fmt(r['ratioWithJackd'])} | "
                   f"{fmt(t.get('switchesPerSecond'), 0)} / {fmt(j.get('switchesPerSecond'), 0)} ({fmt(j.get('withJackdSwitchesPerSecond'), 0)}) | "
                   f"{fmt(t.get('syscallsPerSecond'), 0)} / {fmt(j.get('syscallsPerSecond'), 0)} ({fmt(j.get('withJackdSyscallsPerSecond'), 0)}) |")
+    for r in rows:
+        p = r.get("tuttiPlain")
+        if p:
+            md.append(f"\n**Like for like at {r['streams']} streams.** JackTrip neither encrypts nor follows the sender's "
+                      "clock; Tutti by default does both (SRTP in a members-only session, drift compensation by resampling). "
+                      "The same Tutti run in an open session with `--no-drift-compensation`: "
+                      f"{fmt(p.get('msPerSecond'))} ms/s per stream, {fmt(r.get('plainRatio'))} of JackTrip's "
+                      f"({fmt(r.get('plainRatioWithJackd'))} of JackTrip + jackd), against {fmt((r['tutti'] or {}).get('msPerSecond'))} "
+                      "ms/s by default in the same run.")
     md.append("\nEach process group's own figures (whole group, not per stream):\n")
     md.append("| streams | tool | group | processes | threads | CPU ms/s | context switches/s | system calls/s |")
     md.append("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        for tool, figures in (("Tutti", r["tutti"]), ("JackTrip", r["jacktrip"])):
+        for tool, figures in (("Tutti", r["tutti"]), ("Tutti, open, no drift compensation", r.get("tuttiPlain")),
+                              ("JackTrip", r["jacktrip"])):
             for name, g in ((figures or {}).get("groups") or {}).items():
                 md.append(f"| {r['streams']} | {tool} | {name} | {fmt(g.get('processes'))} | {fmt(g.get('threads'))} | "
                           f"{fmt(g['msPerSecond'], 1)} | {fmt(g.get('switchesPerSecond'), 0)} | {fmt(g.get('syscallsPerSecond'), 0)} |")
@@ -524,6 +552,7 @@ def main(work, out):
         summary["cpu"] = {"streams": r["streams"], "tuttiMsPerSecond": tc["msPerSecond"], "jacktripMsPerSecond": jc["msPerSecond"],
                           "jacktripWithJackdMsPerSecond": jc["withJackdMsPerSecond"],
                           "ratio": r["ratio"], "ratioWithJackd": r["ratioWithJackd"],
+                          "plainRatio": r.get("plainRatio"), "plainRatioWithJackd": r.get("plainRatioWithJackd"),
                           "tuttiStreamsPerCore": tc["msPerSecond"] and 1000 / tc["msPerSecond"],
                           "jacktripStreamsPerCore": jc["msPerSecond"] and 1000 / jc["msPerSecond"]}
     summary["cpuByStreams"] = cpu_rows
@@ -533,13 +562,23 @@ def main(work, out):
     floors = floor_summary(results)
     if floors:
         summary["floor"] = floors
+    def confirm_episodes(confirm):
+        legs = []
+        for source, leg in (("stats", "h1 → h2"), ("returnStats", "h2 → h1")):
+            for connection in (confirm.get(source) or {}).get("connections") or []:
+                episodes = connection.get("episodes")
+                if episodes is None:
+                    continue
+                legs.append(dict(episodes, leg=leg, peerClocks=confirm.get("mode") != "jack-loop"))
+        return legs
     confirms = []
     for key in sorted(k for k in results if k.startswith("floorconfirm-")):
         confirm = results[key]
         lat, method = floor_latency(confirm, results)
         confirms.append({"path": key.split("-")[1], "setting": floor_setting(confirm),
                          "seconds": confirm.get("windowSeconds"), "glitches": confirm.get("glitches"),
-                         "oneWayMs": lat, "method": method, "cycles": cycles_of(confirm)})
+                         "oneWayMs": lat, "method": method, "cycles": cycles_of(confirm),
+                         "episodes": confirm_episodes(confirm)})
     if confirms:
         summary["floorConfirm"] = confirms
     if results.get("machine-wake"):

@@ -5,13 +5,15 @@
 // the loop, so any lateness is the kernel's and the machine's (a shared VM's stolen time, other threads of
 // the same priority, interrupts), not the application's.
 //
-//   wake_lateness [--seconds S] [--period-us US] [--priority P] [--cpu N]
+//   wake_lateness [--seconds S] [--period-us US] [--priority P] [--cpu N] [--list-over US]
 //
 // Prints one JSON line on stdout: {"seconds","periodMicroseconds","priority","realtime","wakes",
 // "latenessMicroseconds":{"p50","p99","p999","max"},"over":{"100":n,"250":n,...},"worst":[[t_s, us], ...]}:
 // "startUnixSeconds" is the first deadline on the wall clock (to set the worst wake-ups beside other logs);
 // "over" counts the wake-ups later than each threshold in µs (half a 64-frame packet at 48 kHz is 667 µs), and
-// "worst" lists the ten latest wake-ups with the second of the run they came in. "realtime" is false when
+// "worst" lists the ten latest wake-ups with the second of the run they came in; "late" lists every wake-up later
+// than --list-over µs (667 by default; at most 10000) as [wall-clock seconds, µs], to set beside a stream's
+// glitches in a run alongside (tutti-bench-analyze stats JSONL PROBE). "realtime" is false when
 // SCHED_FIFO was refused (not root and no rtprio limit); the run then measures an ordinary thread.
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,13 +39,15 @@ int main(int argc, char **argv) {
     double seconds = 60;
     long period_us = 1333;   // a 64-frame period at 48 kHz, rounded down to the microsecond
     int priority = 70, cpu = -1;
+    long list_over_us = 667;
     for (int i = 1; i < argc; i++) {
         if (i + 1 < argc && strcmp(argv[i], "--seconds") == 0) seconds = atof(argv[++i]);
         else if (i + 1 < argc && strcmp(argv[i], "--period-us") == 0) period_us = atol(argv[++i]);
         else if (i + 1 < argc && strcmp(argv[i], "--priority") == 0) priority = atoi(argv[++i]);
         else if (i + 1 < argc && strcmp(argv[i], "--cpu") == 0) cpu = atoi(argv[++i]);
+        else if (i + 1 < argc && strcmp(argv[i], "--list-over") == 0) list_over_us = atol(argv[++i]);
         else {
-            fprintf(stderr, "usage: wake_lateness [--seconds S] [--period-us US] [--priority P] [--cpu N]\n");
+            fprintf(stderr, "usage: wake_lateness [--seconds S] [--period-us US] [--priority P] [--cpu N] [--list-over US]\n");
             return 2;
         }
     }
@@ -111,6 +115,11 @@ int main(int argc, char **argv) {
     printf("\"worst\":[");
     for (int i = 0; i < worst_count; i++)
         printf("%s[%.3f,%.1f]", i ? "," : "", (double)worst[i] * period_us / 1e6, lateness[worst[i]] / 1000.0);
+    printf("],\"late\":[");
+    long listed = 0;
+    for (long k = 0; k < wakes && listed < 10000; k++)
+        if (lateness[k] > list_over_us * 1000)
+            printf("%s[%.4f,%.1f]", listed++ ? "," : "", start_unix + (double)k * period_us / 1e6, lateness[k] / 1000.0);
     printf("],");
     qsort(lateness, (size_t)wakes, sizeof *lateness, compare_longs);
     printf("\"latenessMicroseconds\":{\"p50\":%.1f,\"p99\":%.1f,\"p999\":%.1f,\"max\":%.1f},", lateness[wakes / 2] / 1000.0,

@@ -61,10 +61,12 @@ let package = Package(
         .target(name: "TuttiCodec", dependencies: ["TuttiCore", "COpus"], swiftSettings: strict),
         // zita-resampler's VResampler (C++, no pkg-config file; Debian: libzita-resampler-dev) behind a C API.
         .target(name: "CZitaResampler", linkerSettings: [.linkedLibrary("zita-resampler")]),
+        // Tutti's own near-unity polyphase resampler (C for its AVX2 kernel, chosen at run time).
+        .target(name: "CNearUnity"),
         // Sample-rate conversion and drift compensation (libsoxr, libsamplerate, speexdsp, zita-resampler: pure
         // DSP, no I/O).
         .target(
-            name: "TuttiResample", dependencies: ["CSoxr", "CSamplerate", "CSpeexDSP", "CZitaResampler"],
+            name: "TuttiResample", dependencies: ["CSoxr", "CSamplerate", "CSpeexDSP", "CZitaResampler", "CNearUnity"],
             swiftSettings: strict),
         .target(
             name: "TuttiStream", dependencies: ["TuttiCore", "TuttiWire", "TuttiCodec", "TuttiResample"],

@@ -158,5 +158,5 @@ func registerResampleBenchmarks(_ configuration: Benchmark.Configuration) {
 let nearUnityCandidates: [(NearUnityLibrary, String)] = [
     (.zitaVResampler(halfLength: 16), "zita16"), (.zitaVResampler(halfLength: 24), "zita24"),
     (.zitaVResampler(halfLength: 32), "zita32"), (.speexDSP(quality: 3), "speex3"), (.speexDSP(quality: 5), "speex5"),
-    (.speexDSP(quality: 7), "speex7"),
+    (.speexDSP(quality: 7), "speex7"), (.polyphase(halfLength: 16), "poly16"), (.polyphase(halfLength: 24), "poly24"),
 ]

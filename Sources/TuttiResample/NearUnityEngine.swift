@@ -1,17 +1,20 @@
+import CNearUnity
 import CSpeexDSP
 import CZitaResampler
 
-/// The converter behind `Resampler`'s `.nearUnityDrift` mode: speexdsp's resampler or zita-resampler's
-/// `VResampler` on interleaved `Float`, at a nominal ratio of 1 times a correction that changes between calls.
+/// The converter behind `Resampler`'s `.nearUnityDrift` mode: speexdsp's resampler, zita-resampler's
+/// `VResampler` or Tutti's own polyphase sinc (`CNearUnity`) on interleaved `Float`, at a nominal ratio of 1 times a
+/// correction that changes between calls.
 ///
-/// **Input it does not need yet.** Both libraries take input only as far as the output asked for needs it and
+/// **Input it does not need yet.** The libraries take input only as far as the output asked for needs it and
 /// leave the rest untaken. The engine copies each call's input into `staging`, behind what is still there, and
 /// offers all of it, so a `process` call always takes all its input; what the library left stays staged for the
 /// next call. `Resampler` keeps the input demand and the latency with a `ResamplerFrameAccount`, whose lead it
 /// measures at init (`calibrateHoldAndDelay`).
 ///
 /// **Ratio.** The correction is input frames per output frame. zita follows a change with a one-pole filter per
-/// output frame (time constant a quarter of the transition asked for, so 98 % of the change is done at its end);
+/// output frame (time constant a quarter of the transition asked for, so 98 % of the change is done at its end), and
+/// so does the polyphase sinc;
 /// speexdsp takes it at once, as the fraction round(correction × 65 521) ÷ 65 521 (15 ppm steps), and recomputes its filter table
 /// (only when that fraction changes).
 ///
@@ -23,7 +26,14 @@ struct NearUnityEngine {
     private enum Handle {
         case zita(OpaquePointer)
         case speex(OpaquePointer)
+        case polyphase(OpaquePointer)
     }
+
+    /// The polyphase sinc's table: fractional positions, and the Kaiser window's β (with the cut-off at the
+    /// Nyquist frequency: THD+N of −110 dB at 10 kHz and ±200 ppm at half-length 16; see
+    /// `Benchmarks/results/resampler-comparison.md`).
+    static let polyphasePhases: UInt32 = 256
+    static let polyphaseKaiserBeta = 10.0
 
     /// The fraction's denominator for speexdsp: the largest prime whose square fits in 32 bits (15.3 ppm steps).
     /// speexdsp 1.2.1's `set_rate_frac` rescales its phase (< the old denominator) by new ÷ old denominator and
@@ -45,7 +55,8 @@ struct NearUnityEngine {
     /// - Parameters:
     ///   - sampleRate: the stream's rate (speexdsp records it; the ratio is what counts).
     ///   - maximumInputFrames: the most input one call gives; staging holds four calls' worth beyond the priming.
-    /// - Throws: `.invalidConfiguration` for a half-length outside 8...96 or a quality outside 0...10;
+    /// - Throws: `.invalidConfiguration` for a half-length outside 8...96 (zita) or not a multiple of 4 in 8...64
+    ///   (polyphase), or a quality outside 0...10;
     ///   `.creationFailed` if the library refuses. Control plane only (allocates).
     init(
         library: NearUnityLibrary, channels: Int, sampleRate: Int, maximumInputFrames: Int, primingFrames: Int
@@ -72,6 +83,17 @@ struct NearUnityEngine {
                 throw ResamplerError(.creationFailed, speex: error)
             }
             handle = .speex(speex)
+        case .polyphase(let halfLength):
+            guard (8...64).contains(halfLength), halfLength % 4 == 0 else {
+                throw ResamplerError(.invalidConfiguration, "polyphase half-length not a multiple of 4 in 8...64")
+            }
+            guard
+                let polyphase = tutti_near_unity_create(
+                    UInt32(channels), UInt32(halfLength), Self.polyphasePhases, 1, Self.polyphaseKaiserBeta)
+            else {
+                throw ResamplerError(.creationFailed, "the polyphase resampler refused the configuration")
+            }
+            handle = .polyphase(polyphase)
         }
         self.channels = channels
         self.library = library
@@ -87,6 +109,7 @@ struct NearUnityEngine {
         switch handle {
         case .zita(let zita): tutti_zita_destroy(zita)
         case .speex(let speex): speex_resampler_destroy(speex)
+        case .polyphase(let polyphase): tutti_near_unity_destroy(polyphase)
         }
         staging.free()
     }
@@ -114,6 +137,8 @@ struct NearUnityEngine {
             produced = UInt32(outputFrames)
             let status = speex_resampler_process_interleaved_float(speex, base, &used, output, &produced)
             guard status == 0 else { throw ResamplerError(.processingFailed, speex: status) }
+        case .polyphase(let polyphase):
+            tutti_near_unity_process(polyphase, base, UInt32(stagedFrames), output, UInt32(outputFrames), &used, &produced)
         }
         staging.removeFirst(Int(used))
         return Int(produced)
@@ -129,6 +154,8 @@ struct NearUnityEngine {
         case .zita(let zita):
             // VResampler's relative ratio multiplies output ÷ input.
             tutti_zita_set_relative_ratio(zita, 1 / correction, Double(transitionFrames) / 4)
+        case .polyphase(let polyphase):
+            tutti_near_unity_set_ratio(polyphase, correction, Double(transitionFrames) / 4)
         case .speex(let speex):
             let numerator = UInt32((correction * Double(Self.speexDenominator)).rounded())
             guard numerator != speexNumerator else { return }

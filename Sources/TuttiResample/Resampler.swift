@@ -22,9 +22,10 @@ import CSoxr
 ///   even at 48 → 48 kHz. A switch of one argument for callers:
 ///   `mode: .lowLatencyVariableRatio(maximumCorrectionPPM: 1_000)`.
 /// - `.nearUnityDrift`: drift compensation between two clocks at the same nominal rate, over a resampler made
-///   for near-unity ratios (`NearUnityLibrary`; by default zita-resampler's `VResampler`, half-length 16: 19
-///   frames of delay, THD+N −123 dB at 1 kHz and −107 dB at 10 kHz at ±200 ppm, about 3.5 times cheaper per
-///   64-frame stereo period than libsamplerate; `Benchmarks/results/resampler-comparison.md`). Its demand and
+///   for near-unity ratios (`NearUnityLibrary`; by default Tutti's polyphase sinc, half-length 16: 19 frames of
+///   delay, THD+N −112 dB at 1 kHz and −111 dB at 10 kHz at ±200 ppm, about 3 times cheaper per 64-frame
+///   stereo period than zita-resampler's `VResampler` and 10 times than libsamplerate;
+///   `Benchmarks/results/resampler-comparison.md`). Its demand and
 ///   latency follow `ResamplerFrameAccount`, like libsoxr's, with a lead measured at init.
 ///   `Mode.driftCompensation(inputRate:outputRate:maximumCorrectionPPM:)` picks it for equal rates and
 ///   `.lowLatencyVariableRatio` otherwise.

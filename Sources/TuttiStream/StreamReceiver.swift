@@ -14,8 +14,8 @@ import TuttiWire
 ///   (`LevelMeter`, relaxed atomics).
 ///
 /// **Rate conversion and drift.** With `outputSampleRate` different from the stream's rate, or with drift
-/// compensation on, the buffer's audio goes through a variable-ratio `Resampler` (zita-resampler's
-/// VResampler at equal rates, 19 frames; libsamplerate for a real conversion, 0.4 ms): each period takes as
+/// compensation on, the buffer's audio goes through a variable-ratio `Resampler` (the near-unity polyphase
+/// sinc at equal rates, 19 frames; libsamplerate for a real conversion, 0.4 ms): each period takes as
 /// many stream frames as the device period needs, and a `DriftController` steers the ratio so that the
 /// buffer's latency (measured against the fastest recent packet) stays at its target while the sender's
 /// sample clock and the receiver's drift apart. Streams from one remote device clock share one estimate

@@ -16,6 +16,8 @@ final class NearUnityComparisonTests: XCTestCase {
         .nearUnityDrift(maximumCorrectionPPM: 1_000, library: .speexDSP(quality: 3)),
         .nearUnityDrift(maximumCorrectionPPM: 1_000, library: .speexDSP(quality: 5)),
         .nearUnityDrift(maximumCorrectionPPM: 1_000, library: .speexDSP(quality: 7)),
+        .nearUnityDrift(maximumCorrectionPPM: 1_000, library: .polyphase(halfLength: 16)),
+        .nearUnityDrift(maximumCorrectionPPM: 1_000, library: .polyphase(halfLength: 24)),
     ]
 
     /// Every candidate meets the frame contract (delay as reported within a frame, accounting within a frame per

@@ -4,7 +4,7 @@ import TuttiResample
 import TuttiTesting
 import XCTest
 
-/// `.nearUnityDrift` with the recommended library (zita-resampler's VResampler, half-length 16): the `Resampler`
+/// `.nearUnityDrift` with the recommended library (Tutti's polyphase sinc, half-length 16): the `Resampler`
 /// contract for a receiver's same-rate drift compensation.
 final class NearUnityResamplerTests: XCTestCase {
     let periodFrames = 64
@@ -25,7 +25,7 @@ final class NearUnityResamplerTests: XCTestCase {
         XCTAssertEqual(
             Resampler.Mode.driftCompensation(inputRate: 44_100, outputRate: 48_000, maximumCorrectionPPM: 1_000),
             .lowLatencyVariableRatio(maximumCorrectionPPM: 1_000))
-        XCTAssertEqual(try makeResampler().engine, "zita-resampler VResampler, half-length 16")
+        XCTAssertEqual(try makeResampler().engine, "Tutti polyphase sinc, half-length 16")
         do {
             _ = try Resampler(inputRate: 44_100, outputRate: 48_000, channels: 2, maximumOutputFrames: 64, mode: mode)
             XCTFail("accepted a rate conversion")
@@ -151,5 +151,46 @@ final class NearUnityResamplerTests: XCTestCase {
             }
             XCTAssertEqual(resampler.shortfallFrames, 0)
         }
+    }
+
+    /// The polyphase sinc's hand-written stereo kernel against its generic one (which a mono stream runs): the left
+    /// channel of a stereo stream equals the same signal played mono, within float rounding, period by period, with
+    /// the same input taken, under random period sizes and corrections.
+    func testTheStereoKernelMatchesTheGenericOne() throws {
+        var generator = SeededGenerator(seed: 7)
+        var stereo = try makeResampler(channels: 2)
+        var mono = try makeResampler(channels: 1)
+        let left = tone(frequency: 997, rate: rate, frames: rate, channels: 1)
+        let right = tone(frequency: 3_001, rate: rate, frames: rate, channels: 1)
+        var stereoInput = [Float](repeating: 0, count: stereo.maximumInputFrames * 2)
+        var monoInput = [Float](repeating: 0, count: mono.maximumInputFrames)
+        var stereoOutput = [Float](repeating: 0, count: periodFrames * 2)
+        var monoOutput = [Float](repeating: 0, count: periodFrames)
+        var position = 0
+        var worst: Float = 0
+        for index in 0..<2_000 {
+            if index % 7 == 0 {
+                let correction = 1 + Double(Int.random(in: 0..<2_001, using: &generator) - 1_000) * 1e-6
+                let transition = [0, 64, 256][Int.random(in: 0..<3, using: &generator)]
+                try stereo.setCorrection(correction, transitionFrames: transition)
+                try mono.setCorrection(correction, transitionFrames: transition)
+            }
+            let frames = Int.random(in: 1...periodFrames, using: &generator)
+            let needed = stereo.inputFramesNeeded(forOutputFrames: frames)
+            XCTAssertEqual(mono.inputFramesNeeded(forOutputFrames: frames), needed, "period \(index)")
+            for frame in 0..<needed {
+                stereoInput[2 * frame] = left[(position + frame) % left.count]
+                stereoInput[2 * frame + 1] = right[(position + frame) % right.count]
+                monoInput[frame] = left[(position + frame) % left.count]
+            }
+            position += needed
+            let stereoResult = try process(&stereo, stereoInput, inputFrames: needed, into: &stereoOutput, outputFrames: frames)
+            let monoResult = try process(&mono, monoInput, inputFrames: needed, into: &monoOutput, outputFrames: frames)
+            XCTAssertEqual(stereoResult.producedFrames, frames)
+            XCTAssertEqual(monoResult.producedFrames, frames)
+            for frame in 0..<frames { worst = max(worst, abs(stereoOutput[2 * frame] - monoOutput[frame])) }
+        }
+        XCTAssertLessThan(worst, 1e-6, "the two kernels differ by more than rounding")
+        XCTAssertGreaterThan(position, 50_000, "2,000 periods of 1…64 frames")
     }
 }

@@ -2,6 +2,7 @@
 #include "CTuttiIO.h"
 
 #include <netinet/in.h>
+#include <pthread.h>
 #include <netinet/udp.h>
 #include <string.h>
 #include <unistd.h>
@@ -78,3 +79,5 @@ int CTuttiIO_eventClear(int fd) {
     return read(fd, &value, sizeof(value)) == sizeof(value) ? 0 : -1;
 }
 #endif
+
+int CTuttiIO_setThreadName(const char *name) { return pthread_setname_np(pthread_self(), name); }

@@ -22,7 +22,8 @@ package final class OSThread: @unchecked Sendable {
         }
     }
 
-    /// Starts `body` on a new thread; `name` identifies it in diagnostics. `realtime`: an audio thread
+    /// Starts `body` on a new thread; `name` (its first 15 bytes) names it for `top -H`, `perf` and
+    /// `/proc/PID/task/*/comm`. `realtime`: an audio thread
     /// (a device clock or a network receiver), scheduled as `RealtimeScheduling` says.
     package init(name: String, realtime: Bool = false, body: @escaping @Sendable () -> Void) {
         let start = Unmanaged.passRetained(Start(name: name, realtime: realtime, body: body)).toOpaque()
@@ -31,6 +32,8 @@ package final class OSThread: @unchecked Sendable {
             &thread, nil,
             { argument in
                 let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
+                // The kernel keeps 15 bytes of a thread's name (and refuses a longer one).
+                system_pthread_setname_self(String(decoding: start.name.utf8.prefix(15), as: UTF8.self))
                 if start.realtime { RealtimeScheduling.applyToCurrentThread() }
                 start.body()
                 return nil

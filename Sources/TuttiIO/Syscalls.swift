@@ -205,6 +205,12 @@ internal func system_pthread_create(
     pthread_create(thread, attributes, body, argument)
 }
 
+/// Names the calling thread for `top -H`, `perf` and `/proc/PID/task/*/comm` (the kernel keeps 15 bytes).
+@inline(__always) @discardableResult
+internal func system_pthread_setname_self(_ name: UnsafePointer<CChar>) -> Int32 {
+    CTuttiIO_setThreadName(name)
+}
+
 @inline(__always) @discardableResult
 internal func system_pthread_join(_ thread: pthread_t, _ result: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int32 {
     pthread_join(thread, result)

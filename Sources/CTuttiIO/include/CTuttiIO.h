@@ -59,4 +59,8 @@ int CTuttiIO_eventSignal(int fd);
 int CTuttiIO_eventClear(int fd);
 #endif
 
+/// Names the calling thread (pthread_setname_np, a GNU extension Swift's Glibc module leaves out); the kernel
+/// keeps 15 bytes and refuses a longer name. Returns 0 or an errno value.
+int CTuttiIO_setThreadName(const char *name);
+
 #endif

@@ -399,9 +399,11 @@ def floor_section(md, summary, results, meta):
         for leg in confirm.get("episodes") or []:
             wakes = (f"the sender's clock woke late {leg['senderLateWakes']} times and the receiver's "
                      f"{leg['receiverLateWakes']}, " if leg["peerClocks"] else "")
-            md.append(f"- {leg['leg']}: its glitches came in **{len(leg['episodes'])} episodes**: "
-                      f"{leg['withPeerLateWake']} with a late wake-up (over half a period) of a peer's device clock, "
-                      f"{leg['withProbeLateWake']} with one of the probe thread's (over 667 µs; `wake_lateness` alongside), "
+            peer = (f"{leg['withPeerLateWake']} with a late wake-up (over half a period) of a peer's device clock, "
+                    if leg["peerClocks"] else "")
+            md.append(f"- {leg['leg']}: its glitches came in **{len(leg['episodes'])} episodes**: {peer}"
+                      f"{leg['withProbeLateWake']} with a late wake-up of the probe thread (a bare SCHED_FIFO thread run alongside, "
+                      "`wake_lateness`: over 667 µs), "
                       f"**{leg['unexplained']} with none**. Over the run {wakes}the probe {leg['probeLateWakes']} times. "
                       "Episodes (s into the run: glitches, sender/receiver clock late wake-ups, probe late wake-ups and "
                       "the latest in µs): "
@@ -563,12 +565,15 @@ def main(work, out):
     if floors:
         summary["floor"] = floors
     def confirm_episodes(confirm):
-        legs = []
-        for source, leg in (("stats", "h1 → h2"), ("returnStats", "h2 → h1")):
+        # Each host's sampler sees every peer's connections: one entry per connection id, named by its ends.
+        legs, seen = [], set()
+        for source in ("stats", "returnStats"):
             for connection in (confirm.get(source) or {}).get("connections") or []:
                 episodes = connection.get("episodes")
-                if episodes is None:
+                if episodes is None or connection.get("id") in seen:
                     continue
+                seen.add(connection.get("id"))
+                leg = f"{connection.get('source', '?')} → {connection.get('destination', '?')}"
                 legs.append(dict(episodes, leg=leg, peerClocks=confirm.get("mode") != "jack-loop"))
         return legs
     confirms = []

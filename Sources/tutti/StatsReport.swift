@@ -27,6 +27,7 @@ struct StatsReport: Codable, Equatable {
                 let rate = Double(stat.format.sampleRate)
                 var notes = [String]()
                 if !sending, let details = Self.details(of: stat) { notes.append(details) }
+                if let device = Self.deviceNote(of: stat) { notes.append(device) }
                 if let problem = stat.deviceProblem { notes.append("device stopped: " + problem) }
                 if let reason = stat.failureReason { notes.append("output failed: " + reason) }
                 rows.append(
@@ -110,12 +111,20 @@ struct StatsReport: Codable, Equatable {
         if let stray = stat.strayDatagrams, stray > 0 {
             parts.append("socket dropped \(stray) stray datagrams")
         }
+        return parts.isEmpty ? nil : parts.joined(separator: "; ")
+    }
+
+    /// What the end's device clock did, at either end: periods it skipped (a stall of more than 100 ms), and
+    /// its wake-ups later than half a period (a paced clock; the machine ran it late, so packets went out or
+    /// were played late). nil when neither happened.
+    static func deviceNote(of stat: ConnectionStatistics) -> String? {
+        var parts = [String]()
         if stat.deviceOverruns > 0 {
             parts.append("device stalled: \(stat.deviceOverruns) periods skipped")
         }
         if let late = stat.deviceLateWakes, late > 0 {
-            let worst = stat.deviceWorstWakeMilliseconds.map { ", the latest \(fixed($0, 2)) ms" } ?? ""
-            parts.append("device clock woke late \(late) times\(worst)")
+            let worst = stat.deviceWorstWakeMilliseconds.map { ", the latest \(fixed($0, 2)) ms late" } ?? ""
+            parts.append("device clock woke late \(late) time\(late == 1 ? "" : "s")\(worst)")
         }
         return parts.isEmpty ? nil : parts.joined(separator: "; ")
     }

@@ -120,6 +120,29 @@ final class StatsTableTests: XCTestCase {
         XCTAssertTrue(encoded.contains("\"driftGroupRole\":\"left\"") && encoded.contains("\"strayDatagrams\":17"), encoded)
     }
 
+    /// A stalled or late-woken device clock shows at the end it happened, the sender's included (its late
+    /// wake-ups are what makes the far end's packets late).
+    func testTheDeviceClocksStallsAndLateWakeUpsShowAtEitherEnd() {
+        var sending = Self.report.peers[2].statistics[0]
+        XCTAssertNil(StatsReport.deviceNote(of: sending))
+        sending.deviceLateWakes = 0
+        sending.deviceWorstWakeMilliseconds = 0
+        XCTAssertNil(StatsReport.deviceNote(of: sending), "a clock that never woke late says nothing")
+        sending.deviceLateWakes = 26
+        sending.deviceWorstWakeMilliseconds = 33.0964
+        XCTAssertEqual(StatsReport.deviceNote(of: sending), "device clock woke late 26 times, the latest 33.10 ms late")
+        sending.deviceOverruns = 77
+        sending.deviceLateWakes = 1
+        XCTAssertEqual(
+            StatsReport.deviceNote(of: sending),
+            "device stalled: 77 periods skipped; device clock woke late 1 time, the latest 33.10 ms late")
+        let report = StatsReport(time: 0, peers: [.init(peer: "stage", statistics: [sending])])
+        let lines = report.table.lines(width: nil)
+        XCTAssertEqual(
+            lines.last?.trimmingCharacters(in: .whitespaces),
+            "device stalled: 77 periods skipped; device clock woke late 1 time, the latest 33.10 ms late")
+    }
+
     func testCOLUMNSSetsTheWidth() {
         let saved = getenv("COLUMNS").map { String(cString: $0) }
         defer { if let saved { setenv("COLUMNS", saved, 1) } else { unsetenv("COLUMNS") } }

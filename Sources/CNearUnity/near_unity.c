@@ -44,6 +44,36 @@ static double tap(double t, unsigned half, double cutoff, double beta) {
     return cutoff * sinc * window;
 }
 
+/* Called when the next output frame's window (frames whole - half + 1 ... whole + half) is not all in the history:
+   takes every input frame the remaining `remaining` output frames surely need (the step glides monotonically to its
+   target, so no later step is below the smaller of the two), but never one more, moving the window's frames to the
+   front first when the history is full. Returns 0 when the input has run out. Shared by both kernels. */
+static inline int take_input(struct tutti_near_unity *c, const float *input, unsigned input_frames, unsigned *taken,
+                             unsigned remaining, unsigned channels, unsigned half) {
+    if (*taken == input_frames) return 0;
+    const unsigned capacity = c->capacity;
+    unsigned whole = (unsigned)c->position;
+    double least = (c->step < c->target ? c->step : c->target) * (1 - 1e-9);
+    unsigned last = (unsigned)(c->position + least * (remaining - 1)) + half;
+    unsigned count = last + 1 - c->filled;
+    if (count > input_frames - *taken) count = input_frames - *taken;
+    if (count > capacity - c->filled) {
+        unsigned first = whole + 1 - half;
+        for (unsigned ch = 0; ch < channels; ch++)
+            memmove(c->history + ch * capacity, c->history + ch * capacity + first, (c->filled - first) * sizeof(float));
+        c->filled -= first;
+        c->position -= first;
+        if (count > capacity - c->filled) count = capacity - c->filled;
+    }
+    for (unsigned ch = 0; ch < channels; ch++) {
+        float *to = c->history + ch * capacity + c->filled;
+        for (unsigned k = 0; k < count; k++) to[k] = input ? input[(*taken + k) * channels + ch] : 0.0f;
+    }
+    c->filled += count;
+    *taken += count;
+    return 1;
+}
+
 /* One output frame per iteration; the same code compiled for AVX2+FMA and for the baseline. */
 #define NEAR_UNITY_KERNEL(NAME, ATTRIBUTES, CHANNELS, BLOCKS)                                                         \
     ATTRIBUTES static void NAME(struct tutti_near_unity *c, const float *input, unsigned input_frames, float *output,  \
@@ -54,23 +84,9 @@ static double tap(double t, unsigned half, double cutoff, double beta) {
         unsigned taken = 0, made = 0;                                                                                  \
         while (made < output_frames) {                                                                                 \
             unsigned whole = (unsigned)c->position;                                                                    \
-            /* The window is frames whole - half + 1 ... whole + half: read input until the last is there. */          \
-            while (whole + half >= c->filled) {                                                                        \
-                if (taken == input_frames) goto done;                                                                  \
-                if (c->filled == capacity) {                                                                           \
-                    /* Move the window's frames to the front. */                                                       \
-                    unsigned first = whole + 1 - half;                                                                 \
-                    for (unsigned ch = 0; ch < channels; ch++)                                                         \
-                        memmove(c->history + ch * capacity, c->history + ch * capacity + first,                        \
-                                (c->filled - first) * sizeof(float));                                                  \
-                    c->filled -= first;                                                                                \
-                    c->position -= first;                                                                              \
-                    whole -= first;                                                                                    \
-                }                                                                                                      \
-                for (unsigned ch = 0; ch < channels; ch++)                                                             \
-                    c->history[ch * capacity + c->filled] = input ? input[taken * channels + ch] : 0.0f;               \
-                c->filled++;                                                                                           \
-                taken++;                                                                                               \
+            if (whole + half >= c->filled) {                                                                           \
+                if (!take_input(c, input, input_frames, &taken, output_frames - made, channels, half)) break;          \
+                continue;                                                                                              \
             }                                                                                                          \
             double scaled = (c->position - whole) * c->phases;                                                         \
             unsigned row = (unsigned)scaled;                                                                           \
@@ -100,7 +116,6 @@ static double tap(double t, unsigned half, double cutoff, double beta) {
             c->position += c->step;                                                                                    \
             c->step += (c->target - c->step) * c->glide;                                                               \
         }                                                                                                              \
-    done:                                                                                                              \
         *used = taken;                                                                                                 \
         *produced = made;                                                                                              \
     }
@@ -128,28 +143,7 @@ __attribute__((target("avx2,fma"))) static void kernel_avx2_stereo16(struct tutt
     while (made < output_frames) {
         unsigned whole = (unsigned)c->position;
         if (whole + half >= c->filled) {
-            if (taken == input_frames) break;
-            /* Every frame the remaining output surely needs (the step glides monotonically to its target, so
-               no later step is below the smaller of the two), but never one more. */
-            double least = (c->step < c->target ? c->step : c->target) * (1 - 1e-9);
-            unsigned last = (unsigned)(c->position + least * (output_frames - made - 1)) + half;
-            unsigned count = last + 1 - c->filled;
-            if (count > input_frames - taken) count = input_frames - taken;
-            if (count > capacity - c->filled) {
-                unsigned first = whole + 1 - half;
-                memmove(left, left + first, (c->filled - first) * sizeof(float));
-                memmove(right, right + first, (c->filled - first) * sizeof(float));
-                c->filled -= first;
-                c->position -= first;
-                whole -= first;
-                if (count > capacity - c->filled) count = capacity - c->filled;
-            }
-            for (unsigned k = 0; k < count; k++) {
-                left[c->filled + k] = input ? input[2 * (taken + k)] : 0.0f;
-                right[c->filled + k] = input ? input[2 * (taken + k) + 1] : 0.0f;
-            }
-            c->filled += count;
-            taken += count;
+            if (!take_input(c, input, input_frames, &taken, output_frames - made, 2, half)) break;
             continue;
         }
         double scaled = (c->position - whole) * c->phases;

@@ -1,3 +1,4 @@
+import Synchronization
 import TuttiCore
 import TuttiIO
 import TuttiStream
@@ -37,6 +38,16 @@ public final class EngineClock: @unchecked Sendable {
     private let name: String
     /// Whether periods come from the clock's own thread, or only from `runPeriod(at:)` (tests).
     private let threaded: Bool
+    /// Whether a port alone on the clock may delay its periods (`delayNextPeriod(byFrames:)`): a threaded clock
+    /// by default; a clock run by hand only when its driver honours `runPeriod(at:)`'s answer. Control plane,
+    /// before the first port attaches.
+    package var allowsPhaseAlignment: Bool
+    /// Ports the last period ran. Clock thread only.
+    private var portsLastPeriod = 0
+    /// Frames the next period was asked to come later by, for a clock run by hand. Clock thread only.
+    private var delayRequestedByHand = 0
+    private let delays = Atomic<UInt64>(0)
+    private let delayedFrames = Atomic<UInt64>(0)
 
     /// - Parameter threaded: false for a clock driven by hand (`runPeriod(at:)`, deterministic tests): no
     ///   thread is started.
@@ -56,6 +67,7 @@ public final class EngineClock: @unchecked Sendable {
         fanOut.initialize(to: SendFanOut(socket: sendSocket))
         self.name = name
         self.threaded = threaded
+        allowsPhaseAlignment = threaded
         self.sampleRate = sampleRate
         self.periodFrames = periodFrames
     }
@@ -93,6 +105,31 @@ public final class EngineClock: @unchecked Sendable {
     /// when none was later than half a period). Control plane.
     public var worstWakeLatenessMilliseconds: Double {
         Double(max(earlierWorstWakeLateness, device?.worstWakeLatenessNanoseconds ?? 0)) / 1_000_000
+    }
+
+    /// Whether the port that runs now is the only one on the clock, so that it may move the clock's timeline
+    /// (`delayNextPeriod(byFrames:)`) without moving anyone else's audio. Clock thread only.
+    package var runsOnePortOnly: Bool { allowsPhaseAlignment && portsLastPeriod == 1 }
+
+    /// Makes the next period come `frames` later than one period after this one: a receiver port alone on
+    /// the clock aligns its reads with the packets of its one stream (`LatencyPolicy.phaseDelayFrames`).
+    /// Only when `runsOnePortOnly`. Clock thread only; realtime-safe.
+    package func delayNextPeriod(byFrames frames: Int) {
+        guard frames > 0, runsOnePortOnly else { return }
+        delays.add(1, ordering: .relaxed)
+        delayedFrames.add(UInt64(frames), ordering: .relaxed)
+        if threaded {
+            // The thread runs only while `device` is set: written before it starts, cleared after it stops.
+            device?.delayNextPeriod(byFrames: frames)
+        } else {
+            delayRequestedByHand += frames
+        }
+    }
+
+    /// Times a port delayed the clock's periods to align its reads, and the frames it delayed them by in
+    /// all. Any thread.
+    public var phaseAlignments: (count: UInt64, frames: UInt64) {
+        (delays.load(ordering: .relaxed), delayedFrames.load(ordering: .relaxed))
     }
 
     /// Runs `node` from the next period on, starting the clock thread if it is idle.
@@ -154,15 +191,25 @@ public final class EngineClock: @unchecked Sendable {
                 // fake time, which the kernel's times are not: its periods still see them at the period's time.
                 clock.network.receiveReady(notAfter: HostTime(nanoseconds: clock.threaded ? .max : periodTime))
             }
-            clock.nodes.forEachActive { node in node.handler(node.context, periodTime, frames) }
+            var ports = 0
+            clock.nodes.forEachActive { node in
+                ports += 1
+                node.handler(node.context, periodTime, frames)
+            }
+            clock.portsLastPeriod = ports
             clock.fanOut.pointee.flush()
         }
     }
 
     /// Runs one period on the caller's thread, as the clock thread would: a clock made with `threaded: false`
     /// only (deterministic tests on a manual clock).
-    public func runPeriod(at periodTime: HostTime) {
+    /// - Returns: frames by which a port asked the next period to come later than one period after this one
+    ///   (0 unless `allowsPhaseAlignment`): a driver that honours it keeps the clock's timeline as the thread would.
+    @discardableResult
+    public func runPeriod(at periodTime: HostTime) -> Int {
         precondition(!threaded, "a threaded clock runs its own periods")
+        delayRequestedByHand = 0
         Self.runPeriod(Unmanaged.passUnretained(self).toOpaque(), periodTime.nanoseconds, periodFrames)
+        return delayRequestedByHand
     }
 }

@@ -6,6 +6,12 @@ import TuttiStream
 /// render every connection's jitter buffer, mix them into the port's channels (at a separate-mode port, each
 /// into its own track's channels, tracks side by side), and queue the period for the sink's writer thread.
 ///
+/// **Phase alignment.** A port alone on its clock with one stream lets that stream delay the clock once it
+/// anchors (`StreamReceiver.render`'s `deviceDelayLimitFrames`), by less than a period, so that its reads
+/// come just as its packets have waited their slack and it plays at its target, not up to a packet above it.
+/// The sink gets as many frames of silence as the clock was delayed by, so that its frames stay one to one
+/// with the clock's time (a recording's timing holds).
+///
 /// Lives behind an `UnsafeMutablePointer` that `ReceiverPort` allocates when a take starts and frees after
 /// detaching it from the clock; the clock passes it to `handler` as the context. Class references are held
 /// unmanaged (the port keeps them alive); all fields are immutable. Realtime-safe: yes.
@@ -24,6 +30,8 @@ package struct PacedReceiverProcessor: ~Copyable {
     /// The port's mute, applied to the mix it plays.
     package let fader: Unmanaged<MuteFader>
     package let sampleRate: Int
+    /// The clock the port runs on, which it may delay (`EngineClock.delayNextPeriod(byFrames:)`).
+    package let clock: Unmanaged<EngineClock>
     /// The application's block (a `block` sink), given the mix each period.
     package let block: Unmanaged<AudioBlock>?
     /// A separate-mode port's monitor: the ring of the writer that plays the mix of its tracks, and one period of
@@ -33,8 +41,10 @@ package struct PacedReceiverProcessor: ~Copyable {
 
     package init(
         table: ConnectionTable<ReceiveConnection>, writer: SinkWriter, captureClock: CaptureClockSource, channels: Int,
-        periodFrames: Int, fader: MuteFader, sampleRate: Int, tracks: Int = 1, block: AudioBlock? = nil, monitor: SinkWriter? = nil
+        periodFrames: Int, fader: MuteFader, sampleRate: Int, clock: EngineClock, tracks: Int = 1, block: AudioBlock? = nil,
+        monitor: SinkWriter? = nil
     ) {
+        self.clock = Unmanaged.passUnretained(clock)
         self.tracks = tracks
         monitorRing = monitor.map { Unmanaged.passUnretained($0.ring) }
         monitorMix = monitor.map { _ in
@@ -69,17 +79,25 @@ package struct PacedReceiverProcessor: ~Copyable {
     /// Plays one period that starts at `periodTime` into the sink's ring. Clock thread only.
     package func process(frames: Int, periodTime: HostTime) {
         let (mix, channels, tracks, captureClock) = (mix, channels, tracks, captureClock)
+        let delayLimit = block == nil && clock._withUnsafeGuaranteedRef { $0.runsOnePortOnly } && playsOneStream ? frames - 1 : 0
         let captureTime = table._withUnsafeGuaranteedRef { table in
             ReceiverPort.mixPeriod(
                 of: table, into: mix, channels: channels, tracks: tracks, frames: frames, now: periodTime, captureClock: captureClock,
-                captureTimeOn: captureClock.kind, deviceCatchesUp: true)
+                captureTimeOn: captureClock.kind, deviceCatchesUp: true, deviceDelayLimitFrames: delayLimit)
         }
+        defer { if delayLimit > 0 { delayClockIfAsked() } }
         let (sampleRate, width) = (sampleRate, channels * tracks)
         fader._withUnsafeGuaranteedRef { $0.apply(mix, frames: frames, channels: width, sampleRate: sampleRate) }
         block?._withUnsafeGuaranteedRef { $0(mix, frames: frames, channels: width, captureTime: captureTime) }
         timing._withUnsafeGuaranteedRef {
             $0.noteFirstPeriod(hostTime: periodTime.nanoseconds, sessionTime: captureClock.now(on: .linkGhost, at: periodTime))
         }
+        deliver(frames: frames)
+    }
+
+    /// The period's `frames` of the mix to the sink (and its monitor's mix to the monitor). Clock thread only.
+    private func deliver(frames: Int) {
+        let width = channels * tracks
         if let discarding {
             discarding._withUnsafeGuaranteedRef { $0.noteDiscarded(frames: frames) }
         } else {
@@ -89,5 +107,23 @@ package struct PacedReceiverProcessor: ~Copyable {
             ChannelMixer.sumTracks(mix, channels: channels, tracks: tracks, frames: frames, into: monitorMix)
             monitorRing._withUnsafeGuaranteedRef { _ = $0.write(UnsafeBufferPointer(rebasing: monitorMix[0..<(frames * channels)])) }
         }
+    }
+
+    /// Whether exactly one connection plays through the port. Clock thread only.
+    private var playsOneStream: Bool {
+        var count = 0
+        table._withUnsafeGuaranteedRef { $0.forEachActive { _ in count += 1 } }
+        return count == 1
+    }
+
+    /// After a period in which the port's one stream asked its device to come later (it played silence, its
+    /// buffer unread): delays the clock and gives the sink that many frames of silence. Clock thread only.
+    private func delayClockIfAsked() {
+        var delay = 0
+        table._withUnsafeGuaranteedRef { $0.forEachActive { delay = max(delay, $0.receiver.takeDeviceDelayRequest()) } }
+        guard delay > 0 else { return }
+        for index in 0..<(delay * channels * tracks) { mix[index] = 0 }
+        deliver(frames: delay)
+        clock._withUnsafeGuaranteedRef { $0.delayNextPeriod(byFrames: delay) }
     }
 }

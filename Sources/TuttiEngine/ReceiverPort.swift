@@ -118,7 +118,7 @@ public final class ReceiverPort: @unchecked Sendable {
     package static func mixPeriod(
         of table: ConnectionTable<ReceiveConnection>, into mix: UnsafeMutableBufferPointer<Float>, channels: Int, tracks: Int = 1,
         frames: Int, now: HostTime, captureClock: CaptureClockSource, captureTimeOn carried: CaptureClock? = nil,
-        deviceCatchesUp: Bool
+        deviceCatchesUp: Bool, deviceDelayLimitFrames: Int = 0
     ) -> Int64 {
         let width = channels * tracks
         for index in 0..<(frames * width) { mix[index] = 0 }
@@ -126,7 +126,7 @@ public final class ReceiverPort: @unchecked Sendable {
         table.forEachActive { connection in
             let rendered = connection.receiver.render(
                 frames: frames, now: now, captureClockNow: captureClock.now(on: connection.captureClock, at: now),
-                deviceCatchesUp: deviceCatchesUp)
+                deviceCatchesUp: deviceCatchesUp, deviceDelayLimitFrames: deviceDelayLimitFrames)
             if captureTime == .min, connection.captureClock == carried { captureTime = rendered }
             let track = min(max(connection.trackIndex, 0), tracks - 1)
             ChannelMixer.add(
@@ -229,8 +229,8 @@ public final class ReceiverPort: @unchecked Sendable {
             paced = try PacedAttachment(
                 PacedReceiverProcessor(
                     table: table, writer: writer, captureClock: captureClock, channels: descriptor.channels,
-                    periodFrames: periodFrames, fader: fader, sampleRate: sampleRate, tracks: tracks, block: Self.block(of: sink),
-                    monitor: monitor),
+                    periodFrames: periodFrames, fader: fader, sampleRate: sampleRate, clock: clock, tracks: tracks,
+                    block: Self.block(of: sink), monitor: monitor),
                 handler: PacedReceiverProcessor.handler, on: clock)
         } catch {
             writer.stop()

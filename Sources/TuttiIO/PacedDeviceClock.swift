@@ -17,6 +17,10 @@ import TuttiCore
 /// behind, a stalled machine, does it skip the missed periods instead of bursting them, and count them as
 /// overruns, as a sound card would drop them.
 ///
+/// A port may delay the clock's timeline by a few frames (`delayNextPeriod(byFrames:)`): a paced receiver that
+/// plays a single stream moves its reads to just where its packets have waited their slack, which a sound
+/// card's clock could not do. Deadlines stay exact: the delay is counted in frames.
+///
 /// The clock also counts its own late wake-ups, those later than half a period after their deadline, and
 /// keeps the latest one's lateness: what a late packet or an underrun downstream can be set beside, to tell
 /// the machine's scheduling from the stream's own faults.
@@ -41,6 +45,7 @@ package final class PacedDeviceClock: @unchecked Sendable {
     private let overrunCount = Atomic<UInt64>(0)
     private let lateWakeCount = Atomic<UInt64>(0)
     private let worstLateness = Atomic<Int64>(0)
+    private let pendingDelayFrames = Atomic<Int>(0)
     private var thread: OSThread?
 
     /// - Parameters:
@@ -64,6 +69,13 @@ package final class PacedDeviceClock: @unchecked Sendable {
     /// The latest wake-up since `start`, in nanoseconds after its deadline. Any thread.
     package var worstWakeLatenessNanoseconds: Int64 { worstLateness.load(ordering: .relaxed) }
 
+    /// Moves every later period `frames` frames later (added up when called more than once before the next
+    /// period): the next period comes one period and `frames` after this one. Any thread; realtime-safe.
+    package func delayNextPeriod(byFrames frames: Int) {
+        precondition(frames >= 0)
+        pendingDelayFrames.add(frames, ordering: .relaxed)
+    }
+
     /// Starts ticking. Control plane; idempotent.
     package func start() {
         guard running.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
@@ -71,11 +83,12 @@ package final class PacedDeviceClock: @unchecked Sendable {
         thread = OSThread(name: name, realtime: true) { [self] in
             let startTime = clock.now().nanoseconds
             var period: Int64 = 0
+            var delayedFrames: Int64 = 0
             let framesPerPeriod = Int64(periodFrames)
             let rate = Int64(sampleRate)
             let lateWake = framesPerPeriod * 1_000_000_000 / rate / 2
             while running.load(ordering: .relaxed) {
-                let deadline = startTime + period * framesPerPeriod * 1_000_000_000 / rate
+                let deadline = startTime + (period * framesPerPeriod + delayedFrames) * 1_000_000_000 / rate
                 var spec = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
                 while system_clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &spec, nil) == EINTR {}
                 let lateness = clock.now().nanoseconds - deadline
@@ -85,6 +98,7 @@ package final class PacedDeviceClock: @unchecked Sendable {
                 }
                 process(context, deadline, periodFrames)
                 period += 1
+                delayedFrames += Int64(pendingDelayFrames.exchange(0, ordering: .relaxed))
                 let now = clock.now().nanoseconds
                 let behind = (now - deadline) * rate / (framesPerPeriod * 1_000_000_000)
                 if behind * framesPerPeriod > Int64(maxLateFrames) {

@@ -15,7 +15,10 @@ import TuttiCore
 /// read keeps the whole slack: with R equal to P (or dividing it) reads end on packet boundaries, and the
 /// latency is the target plus the part of the phase that the slack does not already cover (0 … R − 1 frames,
 /// 0 when the reads come just as the packets have waited the slack), instead of the target plus R − 1 for
-/// every phase. The phase itself cannot be removed here: a read cannot come earlier than the device's clock.
+/// every phase. The phase itself cannot be removed by the buffer: a read cannot come earlier than the device's
+/// clock. A device clock that nothing else plays on (a paced receiver port with one stream) can come later,
+/// though: `phaseDelayFrames` is how much later its reads must come for the excess to be 0, and `beforeRead`
+/// asks for it once, at the first read after an anchor, before the start is placed.
 ///
 /// **Fixed target** (`startPlayout`, `learnSetpoint`): the buffer anchors on the first
 /// packet; at the first read after that, the play head is placed at the aligned latency (moved back, or forward
@@ -37,6 +40,8 @@ public struct LatencyPolicy: Sendable {
 
     /// Arrival of the packet the buffer last anchored on, until the first read after it placed the start.
     private var anchorArrival: HostTime?
+    /// Whether the device was asked to delay its reads for the pending anchor (asked once per anchor).
+    private var askedDeviceDelay = false
     /// Drift compensation's setpoint with a fixed target: the latency averaged over the first second of playout.
     public private(set) var levelSetpoint: Double
     private var learnedLatencyChanges: UInt64 = 0
@@ -89,6 +94,21 @@ public struct LatencyPolicy: Sendable {
         return targetFrames + excess
     }
 
+    /// How many frames later reads of `readFrames` that come `phaseFrames` after a packet on the grid arrived
+    /// must come for `alignedLatency` to add the least to the target (nothing, when reads are a packet or divide
+    /// it): 0 … g − 1 frames, g = gcd(R, P). Pure.
+    ///
+    /// Only the phase modulo g counts (`alignedLatency`), and the excess is least when the worst read's slack
+    /// term (h + R − 1) mod g is g − 1, its largest: the read then comes just as the packet holding its last frame
+    /// has waited the slack.
+    @_noLocks @_noAllocation
+    public static func phaseDelayFrames(targetFrames: Int, packetFrames: Int, readFrames: Int, phaseFrames: Int) -> Int {
+        precondition(packetFrames > 0 && readFrames > 0)
+        let grid = greatestCommonDivisor(readFrames, packetFrames)
+        let atTarget = modulo(phaseFrames + packetFrames - targetFrames + readFrames - 1, grid)
+        return modulo(grid - 1 - atTarget, grid)
+    }
+
     /// The adaptive target for a lateness percentile (frames) and reads of `readFrames` at `phaseFrames`: the
     /// lateness plus the controller's margin (one packet and 0.5 ms), within the negotiated range, aligned
     /// (`alignedLatency`; the alignment may take it up to a read above the ceiling). Pure.
@@ -125,19 +145,46 @@ public struct LatencyPolicy: Sendable {
     public mutating func anchored(arrival: HostTime) {
         guard placesFixedStart else { return }
         anchorArrival = arrival
+        askedDeviceDelay = false
     }
 
     /// Before each read of `readFrames` stream frames at `now`: places the start at the first read after an
     /// anchor. `nominalReadFrames` is what the reads come in on average (they differ by a frame through a
-    /// resampler). Device thread.
+    /// resampler).
+    ///
+    /// With `deviceDelayLimitFrames` above 0 the device may delay its reads by up to that many stream frames
+    /// (its clock plays nothing else). At the first read after an anchor whose phase adds to the latency, the
+    /// policy then asks for `phaseDelayFrames` instead of placing the start: this read must not take place
+    /// (the buffer stays unread), and the next one, that much later, places the start with no excess (a frame,
+    /// for rounding).
+    /// - Returns: stream frames the device should delay its reads by before the next one, else 0 (read now).
+    /// Device thread.
+    @discardableResult
     public mutating func beforeRead(
-        _ buffer: inout JitterBuffer, now: HostTime, readFrames: Int, nominalReadFrames: Int, resampled: Bool
-    ) {
-        guard placesFixedStart else { return }
-        if let arrival = anchorArrival {
-            anchorArrival = nil
-            startPlayout(&buffer, anchoredAt: arrival, now: now, nominalReadFrames: nominalReadFrames, resampled: resampled)
+        _ buffer: inout JitterBuffer, now: HostTime, readFrames: Int, nominalReadFrames: Int, resampled: Bool,
+        deviceDelayLimitFrames: Int = 0
+    ) -> Int {
+        guard placesFixedStart, let arrival = anchorArrival else { return 0 }
+        let elapsed = Self.frames(from: arrival, to: now, sampleRate: format.sampleRate)
+        if deviceDelayLimitFrames > 0, !askedDeviceDelay {
+            askedDeviceDelay = true
+            let delay = Self.phaseDelayFrames(
+                targetFrames: format.targetLatencyFrames, packetFrames: format.packetFrames, readFrames: nominalReadFrames,
+                phaseFrames: elapsed)
+            // One frame more: the read then comes a frame after the edge, not on it, where the arrival's and the
+            // clock's rounding to whole frames and nanoseconds could put it a frame before (which costs a read).
+            if delay > 0, delay + 1 <= deviceDelayLimitFrames { return delay + 1 }
         }
+        anchorArrival = nil
+        askedDeviceDelay = false
+        startPlayout(&buffer, elapsed: elapsed, nominalReadFrames: nominalReadFrames, resampled: resampled)
+        return 0
+    }
+
+    /// Whole frames from `start` to `end` at `sampleRate` (rounded down).
+    @inline(__always)
+    private static func frames(from start: HostTime, to end: HostTime, sampleRate: Int) -> Int {
+        Int((end.nanoseconds - start.nanoseconds) * Int64(sampleRate) / 1_000_000_000)
     }
 
     /// Fixed target, once per read while drift compensation holds the setpoint: the frames to move the play
@@ -190,10 +237,7 @@ public struct LatencyPolicy: Sendable {
     /// for the phase of this read against the anchor packet's arrival. The buffer placed the head as if reads
     /// were continuous (the anchor packet waiting T − P); the read came `elapsed` frames after the anchor
     /// packet arrived, so every packet has already waited that much longer.
-    private func startPlayout(
-        _ buffer: inout JitterBuffer, anchoredAt arrival: HostTime, now: HostTime, nominalReadFrames: Int, resampled: Bool
-    ) {
-        let elapsed = Int((now.nanoseconds - arrival.nanoseconds) * Int64(format.sampleRate) / 1_000_000_000)
+    private func startPlayout(_ buffer: inout JitterBuffer, elapsed: Int, nominalReadFrames: Int, resampled: Bool) {
         let latency =
             Self.alignedLatency(
                 targetFrames: format.targetLatencyFrames, packetFrames: format.packetFrames, readFrames: nominalReadFrames,

@@ -65,6 +65,8 @@ public final class StreamReceiver: @unchecked Sendable {
     private let resamplerInput: UnsafeMutableBufferPointer<Float>
     /// Every latency decision (start placement, anchor trimming, drift setpoint). Device thread.
     private var policy: LatencyPolicy
+    /// What the last `render` asked the device to delay its next period by (`takeDeviceDelayRequest`).
+    private var deviceDelayRequest = 0
     /// Stream frames read since the counters were last published, and how many make a publication.
     private var framesSincePublished = 0
     private let publishEveryFrames: Int
@@ -165,15 +167,26 @@ public final class StreamReceiver: @unchecked Sendable {
     ///     buffer's `arrivalHorizonFrames` stays queued for the read it belongs to, as if the device had not
     ///     stalled (taken in at once, a stall's worth of packets would overrun the buffer's ring, which then
     ///     skips them). false: every queued packet is taken in (a JACK cycle, whose time is a fitted line).
+    ///   - deviceDelayLimitFrames: how many frames (of the device's rate) the device could delay its next
+    ///     period by, its clock playing nothing else: 0, it cannot. When the stream starts at a phase that
+    ///     adds to its latency (`LatencyPolicy.phaseDelayFrames`), this period plays silence and
+    ///     `takeDeviceDelayRequest()` says by how much the device should delay the next one.
     /// - Returns: the capture time of `output`'s first frame on the stream's capture clock (nanoseconds), or
     ///   `Int64.min` when unknown (concealment): what latency compensation needs, as the Audiobus receiver
     ///   port's timestamps give.
     @discardableResult
-    public func render(frames: Int, now: HostTime, captureClockNow: Int64, deviceCatchesUp: Bool = false) -> Int64 {
+    public func render(
+        frames: Int, now: HostTime, captureClockNow: Int64, deviceCatchesUp: Bool = false, deviceDelayLimitFrames: Int = 0
+    ) -> Int64 {
         let arrivedBy = deviceCatchesUp ? now + arrivalHorizon : HostTime(nanoseconds: .max)
         while ring.pop(arrivedBy: arrivedBy, { entry, payload in take(entry, payload) }) {}
+        // In stream frames, rounded down: the delay asked for, rounded up to device frames, stays within the limit.
+        let delayLimit = deviceDelayLimitFrames * format.sampleRate / outputSampleRate
         guard resampler != nil else {
-            policy.beforeRead(&jitterBuffer, now: now, readFrames: frames, nominalReadFrames: frames, resampled: false)
+            let deviceDelay = policy.beforeRead(
+                &jitterBuffer, now: now, readFrames: frames, nominalReadFrames: frames, resampled: false,
+                deviceDelayLimitFrames: delayLimit)
+            if deviceDelay > 0 { return waitForDevice(delayFrames: deviceDelay, frames: frames) }
             let captureTime = jitterBuffer.read(into: output, frames: frames, now: now, captureClockNow: captureClockNow)
             publishIfDue(jitterBuffer.statistics, state: jitterBuffer.state, streamFrames: frames)
             measureLevel(frames: frames)
@@ -181,7 +194,9 @@ public final class StreamReceiver: @unchecked Sendable {
         }
         let needed = resampler!.inputFramesNeeded(forOutputFrames: frames)
         let nominal = max(1, Int((Double(frames) * Double(format.sampleRate) / Double(outputSampleRate)).rounded()))
-        policy.beforeRead(&jitterBuffer, now: now, readFrames: needed, nominalReadFrames: nominal, resampled: true)
+        let deviceDelay = policy.beforeRead(
+            &jitterBuffer, now: now, readFrames: needed, nominalReadFrames: nominal, resampled: true, deviceDelayLimitFrames: delayLimit)
+        if deviceDelay > 0 { return waitForDevice(delayFrames: deviceDelay, frames: frames) }
         var captureTime = jitterBuffer.read(
             into: resamplerInput, frames: needed, now: now, captureClockNow: captureClockNow, nominalFrames: nominal)
         do throws(ResamplerError) {
@@ -204,6 +219,23 @@ public final class StreamReceiver: @unchecked Sendable {
         }
         measureLevel(frames: frames)
         return captureTime
+    }
+
+    /// Frames (of the device's rate) the last `render` asked the device to delay its next period by, 0 when it
+    /// asked nothing; taking it clears it. Device thread.
+    public func takeDeviceDelayRequest() -> Int {
+        defer { deviceDelayRequest = 0 }
+        return deviceDelayRequest
+    }
+
+    /// A period the stream does not read, because the device delays its next one (`LatencyPolicy.beforeRead`):
+    /// silence, the buffer untouched, the delay kept in device frames (rounded up) for the device. Device thread.
+    private func waitForDevice(delayFrames: Int, frames: Int) -> Int64 {
+        deviceDelayRequest = (delayFrames * outputSampleRate + format.sampleRate - 1) / format.sampleRate
+        for index in 0..<(frames * format.channels) { output[index] = 0 }
+        publishIfDue(jitterBuffer.statistics, state: jitterBuffer.state, streamFrames: frames)
+        measureLevel(frames: frames)
+        return .min
     }
 
     /// One queued packet into the jitter buffer (a re-anchor tells the latency policy). Device thread.

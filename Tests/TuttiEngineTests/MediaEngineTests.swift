@@ -234,4 +234,75 @@ final class MediaEngineTests: XCTestCase, EngineTestCase {
         for (connection, _) in streams { _ = await desk.remove(connection) }
         await desk.shutdown()
     }
+
+    /// Plays one stream (88-frame target: 24 of slack) into a `null` port of a hand-run clock that honours the
+    /// delays its ports ask for, with a tone port beside it when `crowded`; packets arrive `networkDelay` frames
+    /// after each 64-frame sender period ends. Returns the clock's alignments, the delay the pure policy would
+    /// ask for, and the stream's figures.
+    private func playAlone(networkDelay: Int64, crowded: Bool) async throws -> (
+        alignments: (count: UInt64, frames: UInt64), expected: Int, statistics: ConnectionStatistics
+    ) {
+        let engine = MediaEngine(periodFrames: periodFrames, threaded: false)
+        let clock = try engine.clock(sampleRate: 48_000)
+        clock.allowsPhaseAlignment = true
+        let format = StreamFormat(sampleRate: 48_000, channels: 2, sampleFormat: .l24, packetFrames: 64, targetLatencyFrames: 88)
+        let listener = try UDPSocket()
+        let tone = tonePort("tone", engine: engine)
+        let toneConnection = try sendConnection(1, to: listener, from: tone, format: self.format())
+        if crowded { try tone.add(toneConnection) }
+        let desk = ReceiverPort(
+            configuration: .receiver(name: "desk", sink: .null, channels: 2), sink: .null, engine: engine, captureClock: captureClock)
+        let connection = try receiveConnection(400, ssrc: 77, format: format)
+        try await desk.add(connection)
+        var stream = Packetizer(format: format, payloadType: 96, ssrc: 77, initialSequenceNumber: 0, initialTimestamp: 0)
+        let samples = [Float](repeating: 0.25, count: 64 * 2)
+        let start: Int64 = 48_000
+        var arrivals: [(frame: Int64, bytes: [UInt8])] = []
+        for packet in 0..<300 {
+            samples.withUnsafeBufferPointer { buffer in
+                stream.append(buffer, frames: 64, captureTime: 0) { datagram in
+                    arrivals.append((start + Int64(packet) * 64 + networkDelay, Array(datagram)))
+                }
+            }
+        }
+        // The first read after the first packet arrives comes `64 − networkDelay` frames after it (networkDelay < 64),
+        // which the policy counts in whole frames from the times in nanoseconds.
+        let firstRead = HostTime(frames: start + 64, sampleRate: 48_000).nanoseconds
+        let firstArrival = HostTime(frames: start + networkDelay, sampleRate: 48_000).nanoseconds
+        let phase = Int((firstRead - firstArrival) * 48_000 / 1_000_000_000)
+        let expected = LatencyPolicy.phaseDelayFrames(targetFrames: 88, packetFrames: 64, readFrames: 64, phaseFrames: phase) + 1
+        var frame = start
+        var next = 0
+        while frame < start + 300 * 64 {
+            while next < arrivals.count, arrivals[next].frame <= frame {
+                arrivals[next].bytes.withUnsafeBytes {
+                    _ = connection.receiver.accept(datagram: $0, arrival: HostTime(frames: arrivals[next].frame, sampleRate: 48_000))
+                }
+                next += 1
+            }
+            frame += 64 + Int64(clock.runPeriod(at: HostTime(frames: frame, sampleRate: 48_000)))
+        }
+        let statistics = connection.statistics()
+        _ = await desk.remove(connection)
+        await desk.shutdown()
+        if crowded { await tone.remove(toneConnection) }
+        await tone.shutdown()
+        return (clock.phaseAlignments, expected, statistics)
+    }
+
+    func testAReceiverPortAloneOnItsClockDelaysItOnceToPlayItsStreamAtItsTarget() async throws {
+        for networkDelay: Int64 in [3, 20, 41, 60] {
+            let (alignments, expected, statistics) = try await playAlone(networkDelay: networkDelay, crowded: false)
+            XCTAssertEqual(alignments.count, 1, "network \(networkDelay): once, when the stream anchored")
+            XCTAssertEqual(alignments.frames, UInt64(expected), "network \(networkDelay)")
+            XCTAssertEqual(statistics.state, ConnectionState.playing, "network \(networkDelay)")
+            XCTAssertEqual(statistics.packetsLost + statistics.packetsLate + statistics.underruns, 0, "network \(networkDelay)")
+        }
+    }
+
+    func testAClockThatAlsoRunsAnotherPortIsNeverDelayed() async throws {
+        let (alignments, _, statistics) = try await playAlone(networkDelay: 20, crowded: true)
+        XCTAssertEqual(alignments.count, 0, "a sender on the same clock would send late")
+        XCTAssertEqual(statistics.packetsLost + statistics.packetsLate + statistics.underruns, 0)
+    }
 }

@@ -67,4 +67,36 @@ final class PacedDeviceClockTests: XCTestCase {
         XCTAssertEqual(steps.filter { $0 != 1_000_000 }.count, 1, "one jump in stream time, after the stall")
         XCTAssertEqual(steps.max(), Int64(overruns + 1) * 1_000_000)
     }
+
+    /// A handler that asks, in its 3rd period, for the next to come 12 frames (250 µs) later.
+    private final class DelayingRecorder: @unchecked Sendable {
+        let times = Mutex<[Int64]>([])
+        let done = Atomic<Bool>(false)
+        var clock: PacedDeviceClock?
+
+        static let handler: PacedDeviceClock.Handler = { context, periodTime, _ in
+            let recorder = Unmanaged<DelayingRecorder>.fromOpaque(context!).takeUnretainedValue()
+            let count = recorder.times.withLock { times in
+                times.append(periodTime)
+                return times.count
+            }
+            if count == 3 { recorder.clock?.delayNextPeriod(byFrames: 12) }
+            if count >= 10 { recorder.done.store(true, ordering: .relaxed) }
+        }
+    }
+
+    func testADelayMovesEveryLaterPeriodByExactlyThatManyFrames() {
+        let recorder = DelayingRecorder()
+        let clock = PacedDeviceClock(
+            name: "tutti-test", sampleRate: 48_000, periodFrames: 48, context: Unmanaged.passUnretained(recorder).toOpaque(),
+            process: DelayingRecorder.handler)
+        recorder.clock = clock
+        clock.start()
+        while !recorder.done.load(ordering: .relaxed) { usleep(1_000) }
+        clock.stop()
+        recorder.clock = nil
+        let times = recorder.times.withLock { Array($0.prefix(10)) }
+        let steps = zip(times.dropFirst(), times).map { $0 - $1 }
+        XCTAssertEqual(steps, [1_000_000, 1_000_000, 1_250_000] + Array(repeating: 1_000_000, count: 6), "one period 12 frames longer")
+    }
 }

@@ -38,7 +38,7 @@ public final class EngineClock: @unchecked Sendable {
     private let name: String
     /// Whether periods come from the clock's own thread, or only from `runPeriod(at:)` (tests).
     private let threaded: Bool
-    /// Whether a port alone on the clock may delay its periods (`delayNextPeriod(byFrames:)`): a threaded clock
+    /// Whether a port alone on the clock may move its periods (`moveNextPeriod(byFrames:startingStream:)`): a threaded clock
     /// by default; a clock run by hand only when its driver honours `runPeriod(at:)`'s answer. Control plane,
     /// before the first port attaches.
     package var allowsPhaseAlignment: Bool
@@ -46,8 +46,10 @@ public final class EngineClock: @unchecked Sendable {
     private var portsLastPeriod = 0
     /// Frames the next period was asked to come later by, for a clock run by hand. Clock thread only.
     private var delayRequestedByHand = 0
-    private let delays = Atomic<UInt64>(0)
-    private let delayedFrames = Atomic<UInt64>(0)
+    private let alignments = Atomic<UInt64>(0)
+    private let alignedFrames = Atomic<UInt64>(0)
+    private let moves = Atomic<UInt64>(0)
+    private let movedFrames = Atomic<Int>(0)
 
     /// - Parameter threaded: false for a clock driven by hand (`runPeriod(at:)`, deterministic tests): no
     ///   thread is started.
@@ -108,28 +110,40 @@ public final class EngineClock: @unchecked Sendable {
     }
 
     /// Whether the port that runs now is the only one on the clock, so that it may move the clock's timeline
-    /// (`delayNextPeriod(byFrames:)`) without moving anyone else's audio. Clock thread only.
+    /// (`moveNextPeriod(byFrames:startingStream:)`) without moving anyone else's audio. Clock thread only.
     package var runsOnePortOnly: Bool { allowsPhaseAlignment && portsLastPeriod == 1 }
 
-    /// Makes the next period come `frames` later than one period after this one: a receiver port alone on
-    /// the clock aligns its reads with the packets of its one stream (`LatencyPolicy.phaseDelayFrames`).
-    /// Only when `runsOnePortOnly`. Clock thread only; realtime-safe.
-    package func delayNextPeriod(byFrames frames: Int) {
-        guard frames > 0, runsOnePortOnly else { return }
-        delays.add(1, ordering: .relaxed)
-        delayedFrames.add(UInt64(frames), ordering: .relaxed)
+    /// Makes the next period come `frames` later (negative: earlier, by less than a period) than one period
+    /// after this one: a receiver port alone on the clock aligns its reads with the packets of its one stream
+    /// when it starts (`startingStream`, `LatencyPolicy.phaseDelayFrames`) and keeps them there while it plays
+    /// (`LatencyPolicy.deviceMove`). Only when `runsOnePortOnly`. Clock thread only; realtime-safe.
+    package func moveNextPeriod(byFrames frames: Int, startingStream: Bool) {
+        guard frames != 0, runsOnePortOnly else { return }
+        if startingStream {
+            alignments.add(1, ordering: .relaxed)
+            alignedFrames.add(UInt64(max(0, frames)), ordering: .relaxed)
+        } else {
+            moves.add(1, ordering: .relaxed)
+            movedFrames.add(frames, ordering: .relaxed)
+        }
         if threaded {
             // The thread runs only while `device` is set: written before it starts, cleared after it stops.
-            device?.delayNextPeriod(byFrames: frames)
+            device?.moveNextPeriod(byFrames: frames)
         } else {
             delayRequestedByHand += frames
         }
     }
 
-    /// Times a port delayed the clock's periods to align its reads, and the frames it delayed them by in
-    /// all. Any thread.
+    /// Times a port delayed the clock's periods to align its reads as its stream started, and the frames it
+    /// delayed them by in all. Any thread.
     public var phaseAlignments: (count: UInt64, frames: UInt64) {
-        (delays.load(ordering: .relaxed), delayedFrames.load(ordering: .relaxed))
+        (alignments.load(ordering: .relaxed), alignedFrames.load(ordering: .relaxed))
+    }
+
+    /// Times a port moved the clock's periods to follow its stream while it played, and the frames it moved
+    /// them by in all (positive: later). Any thread.
+    public var phaseMoves: (count: UInt64, frames: Int) {
+        (moves.load(ordering: .relaxed), movedFrames.load(ordering: .relaxed))
     }
 
     /// Runs `node` from the next period on, starting the clock thread if it is idle.
@@ -203,8 +217,9 @@ public final class EngineClock: @unchecked Sendable {
 
     /// Runs one period on the caller's thread, as the clock thread would: a clock made with `threaded: false`
     /// only (deterministic tests on a manual clock).
-    /// - Returns: frames by which a port asked the next period to come later than one period after this one
-    ///   (0 unless `allowsPhaseAlignment`): a driver that honours it keeps the clock's timeline as the thread would.
+    /// - Returns: frames by which a port asked the next period to come later (negative: earlier) than one period
+    ///   after this one (0 unless `allowsPhaseAlignment`): a driver that honours it keeps the clock's timeline as
+    ///   the thread would.
     @discardableResult
     public func runPeriod(at periodTime: HostTime) -> Int {
         precondition(!threaded, "a threaded clock runs its own periods")

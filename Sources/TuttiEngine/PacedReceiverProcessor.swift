@@ -10,7 +10,8 @@ import TuttiStream
 /// anchors (`StreamReceiver.render`'s `deviceDelayLimitFrames`), by less than a period, so that its reads
 /// come just as its packets have waited their slack and it plays at its target, not up to a packet above it.
 /// The sink gets as many frames of silence as the clock was delayed by, so that its frames stay one to one
-/// with the clock's time (a recording's timing holds).
+/// with the clock's time (a recording's timing holds). While the stream plays, the clock then follows it
+/// (`LatencyPolicy.deviceMove`): a frame earlier or later now and then, as the two peers' clocks drift apart.
 ///
 /// Lives behind an `UnsafeMutablePointer` that `ReceiverPort` allocates when a take starts and frees after
 /// detaching it from the clock; the clock passes it to `handler` as the context. Class references are held
@@ -30,7 +31,7 @@ package struct PacedReceiverProcessor: ~Copyable {
     /// The port's mute, applied to the mix it plays.
     package let fader: Unmanaged<MuteFader>
     package let sampleRate: Int
-    /// The clock the port runs on, which it may delay (`EngineClock.delayNextPeriod(byFrames:)`).
+    /// The clock the port runs on, which it may move (`EngineClock.moveNextPeriod(byFrames:startingStream:)`).
     package let clock: Unmanaged<EngineClock>
     /// The application's block (a `block` sink), given the mix each period.
     package let block: Unmanaged<AudioBlock>?
@@ -85,7 +86,7 @@ package struct PacedReceiverProcessor: ~Copyable {
                 of: table, into: mix, channels: channels, tracks: tracks, frames: frames, now: periodTime, captureClock: captureClock,
                 captureTimeOn: captureClock.kind, deviceCatchesUp: true, deviceDelayLimitFrames: delayLimit)
         }
-        defer { if delayLimit > 0 { delayClockIfAsked() } }
+        defer { if delayLimit > 0 { moveClockIfAsked() } }
         let (sampleRate, width) = (sampleRate, channels * tracks)
         fader._withUnsafeGuaranteedRef { $0.apply(mix, frames: frames, channels: width, sampleRate: sampleRate) }
         block?._withUnsafeGuaranteedRef { $0(mix, frames: frames, channels: width, captureTime: captureTime) }
@@ -116,14 +117,27 @@ package struct PacedReceiverProcessor: ~Copyable {
         return count == 1
     }
 
-    /// After a period in which the port's one stream asked its device to come later (it played silence, its
-    /// buffer unread): delays the clock and gives the sink that many frames of silence. Clock thread only.
-    private func delayClockIfAsked() {
-        var delay = 0
-        table._withUnsafeGuaranteedRef { $0.forEachActive { delay = max(delay, $0.receiver.takeDeviceDelayRequest()) } }
-        guard delay > 0 else { return }
-        for index in 0..<(delay * channels * tracks) { mix[index] = 0 }
-        deliver(frames: delay)
-        clock._withUnsafeGuaranteedRef { $0.delayNextPeriod(byFrames: delay) }
+    /// After a period, what the port's one stream asked of the clock: to start later (it played silence, its
+    /// buffer unread), which delays the clock and gives the sink that many frames of silence; or to follow it,
+    /// which moves the clock a frame or so and leaves the sink's audio as it is. Clock thread only.
+    private func moveClockIfAsked() {
+        var request = DeviceTimingRequest.none
+        table._withUnsafeGuaranteedRef {
+            $0.forEachActive { connection in
+                let asked = connection.receiver.takeDeviceTimingRequest()
+                if asked != .none { request = asked }
+            }
+        }
+        switch request {
+        case .none:
+            return
+        case .startLater(let frames):
+            guard frames > 0 else { return }
+            for index in 0..<(frames * channels * tracks) { mix[index] = 0 }
+            deliver(frames: frames)
+            clock._withUnsafeGuaranteedRef { $0.moveNextPeriod(byFrames: frames, startingStream: true) }
+        case .follow(let frames):
+            clock._withUnsafeGuaranteedRef { $0.moveNextPeriod(byFrames: frames, startingStream: false) }
+        }
     }
 }

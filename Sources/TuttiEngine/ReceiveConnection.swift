@@ -141,6 +141,10 @@ public final class ReceiveConnection: @unchecked Sendable {
             statistics.resamplingRatio = drift.ratio
         }
         statistics.failureReason = failureReason
+        if let alignment = receiver.deviceAlignment {
+            statistics.deviceAlignmentMilliseconds = Double(alignment.startFrames) * 1000 / Double(receiver.outputSampleRate)
+            statistics.deviceAlignmentMoves = alignment.moves
+        }
         statistics.driftGroupRole = receiver.driftGroupRole
         statistics.stretchedMilliseconds = Double(figures.stretchedFrames) * 1000 / rate
         statistics.skippedMilliseconds = Double(figures.skippedFrames) * 1000 / rate

@@ -17,9 +17,10 @@ import TuttiCore
 /// behind, a stalled machine, does it skip the missed periods instead of bursting them, and count them as
 /// overruns, as a sound card would drop them.
 ///
-/// A port may delay the clock's timeline by a few frames (`delayNextPeriod(byFrames:)`): a paced receiver that
-/// plays a single stream moves its reads to just where its packets have waited their slack, which a sound
-/// card's clock could not do. Deadlines stay exact: the delay is counted in frames.
+/// A port may move the clock's timeline by a few frames (`moveNextPeriod(byFrames:)`): a paced receiver that
+/// plays a single stream moves its reads to just where its packets have waited their slack, and keeps them
+/// there as the sender's clock drifts, which a sound card's clock could not do. Deadlines stay exact: the
+/// moves are counted in frames.
 ///
 /// The clock also counts its own late wake-ups, those later than half a period after their deadline, and
 /// keeps the latest one's lateness: what a late packet or an underrun downstream can be set beside, to tell
@@ -69,10 +70,10 @@ package final class PacedDeviceClock: @unchecked Sendable {
     /// The latest wake-up since `start`, in nanoseconds after its deadline. Any thread.
     package var worstWakeLatenessNanoseconds: Int64 { worstLateness.load(ordering: .relaxed) }
 
-    /// Moves every later period `frames` frames later (added up when called more than once before the next
-    /// period): the next period comes one period and `frames` after this one. Any thread; realtime-safe.
-    package func delayNextPeriod(byFrames frames: Int) {
-        precondition(frames >= 0)
+    /// Moves every later period `frames` frames later, or earlier when negative (added up when called more than
+    /// once before the next period): the next period comes one period and `frames` after this one, and never
+    /// less than a frame after it. Any thread; realtime-safe.
+    package func moveNextPeriod(byFrames frames: Int) {
         pendingDelayFrames.add(frames, ordering: .relaxed)
     }
 
@@ -98,7 +99,7 @@ package final class PacedDeviceClock: @unchecked Sendable {
                 }
                 process(context, deadline, periodFrames)
                 period += 1
-                delayedFrames += Int64(pendingDelayFrames.exchange(0, ordering: .relaxed))
+                delayedFrames += max(1 - framesPerPeriod, Int64(pendingDelayFrames.exchange(0, ordering: .relaxed)))
                 let now = clock.now().nanoseconds
                 let behind = (now - deadline) * rate / (framesPerPeriod * 1_000_000_000)
                 if behind * framesPerPeriod > Int64(maxLateFrames) {

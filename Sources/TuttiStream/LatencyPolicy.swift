@@ -42,6 +42,11 @@ public struct LatencyPolicy: Sendable {
     private var anchorArrival: HostTime?
     /// Whether the device was asked to delay its reads for the pending anchor (asked once per anchor).
     private var askedDeviceDelay = false
+    /// Stream frames read since the device's phase was last checked (`deviceMove`).
+    private var framesSincePhaseCheck = 0
+    /// How often a device that plays the stream alone has its phase checked: every 16 packets (21 ms at 64
+    /// frames; the reads slide by a fifth of a frame in that time at 200 ppm).
+    public var phaseCheckFrames: Int { 16 * format.packetFrames }
     /// Drift compensation's setpoint with a fixed target: the latency averaged over the first second of playout.
     public private(set) var levelSetpoint: Double
     private var learnedLatencyChanges: UInt64 = 0
@@ -109,6 +114,21 @@ public struct LatencyPolicy: Sendable {
         return modulo(grid - 1 - atTarget, grid)
     }
 
+    /// The move (frames: +1 later, −1 earlier, 0 none) that brings reads at `phaseFrames` a frame closer to where
+    /// `beforeRead` puts them when the stream starts: a frame after the phase that `phaseDelayFrames` aims at, or
+    /// two (the start and this measure round to whole frames differently, which must not make the device
+    /// move to and fro). The shorter way round the grid of g = gcd(R, P) frames. Pure.
+    @_noLocks @_noAllocation
+    public static func phaseMoveFrames(targetFrames: Int, packetFrames: Int, readFrames: Int, phaseFrames: Int) -> Int {
+        let grid = greatestCommonDivisor(readFrames, packetFrames)
+        // Frames to a frame past the edge, later: 0 there, g − 1 a frame further.
+        let later = modulo(
+            phaseDelayFrames(targetFrames: targetFrames, packetFrames: packetFrames, readFrames: readFrames, phaseFrames: phaseFrames)
+                + 1, grid)
+        if later == 0 || later == grid - 1 { return 0 }
+        return later * 2 <= grid ? 1 : -1
+    }
+
     /// The adaptive target for a lateness percentile (frames) and reads of `readFrames` at `phaseFrames`: the
     /// lateness plus the controller's margin (one packet and 0.5 ms), within the negotiated range, aligned
     /// (`alignedLatency`; the alignment may take it up to a read above the ceiling). Pure.
@@ -140,6 +160,30 @@ public struct LatencyPolicy: Sendable {
         if -difference * 2 >= packetFrames { return .lower(atMost: -difference) }
         return .hold
     }
+
+    /// Fixed target, after each read of `readFrames` on a device that plays the stream alone and follows it
+    /// (`StreamReceiver.render`'s `deviceDelayLimitFrames`): every `phaseCheckFrames`, a frame's move of the
+    /// device toward the phase the start put its reads at (`phaseMoveFrames`), measured by `phase` (the reads'
+    /// phase against the fastest recent packets, `JitterBuffer.arrivalPhaseFrames`, nil when unknown).
+    ///
+    /// The two peers' clocks drift apart: at 50 ppm the reads slide past the packet grid by a packet in half a
+    /// minute, and with them the slack of the worst read, by up to a period. A frame at a time, the device's time
+    /// follows the sender's, as a sound card slaved to word clock follows its master: the buffer's latency stays
+    /// where it started and drift compensation has nothing left to correct. It also brings the reads to the
+    /// fastest packets when the first one came slow. Device thread.
+    public mutating func deviceMove(afterReading readFrames: Int, nominalReadFrames: Int, phase: () -> Int?) -> Int {
+        guard placesFixedStart, anchorArrival == nil else { return 0 }
+        framesSincePhaseCheck += readFrames
+        guard framesSincePhaseCheck >= phaseCheckFrames else { return 0 }
+        framesSincePhaseCheck = 0
+        guard let phase = phase() else { return 0 }
+        return Self.phaseMoveFrames(
+            targetFrames: format.targetLatencyFrames, packetFrames: format.packetFrames, readFrames: nominalReadFrames,
+            phaseFrames: phase)
+    }
+
+    /// Whether the buffer anchored and the start is not placed yet (the next read places it). Device thread.
+    public var awaitsPlacement: Bool { anchorArrival != nil }
 
     /// The buffer (re)anchored on a packet that arrived at `arrival`. Device thread.
     public mutating func anchored(arrival: HostTime) {

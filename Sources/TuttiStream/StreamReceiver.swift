@@ -65,8 +65,12 @@ public final class StreamReceiver: @unchecked Sendable {
     private let resamplerInput: UnsafeMutableBufferPointer<Float>
     /// Every latency decision (start placement, anchor trimming, drift setpoint). Device thread.
     private var policy: LatencyPolicy
-    /// What the last `render` asked the device to delay its next period by (`takeDeviceDelayRequest`).
-    private var deviceDelayRequest = 0
+    /// What the last `render` asked of the device that plays the stream alone (`takeDeviceTimingRequest`).
+    private var deviceTimingRequest = DeviceTimingRequest.none
+    /// The latest start delay asked of the device (device frames), −1 before any, and the moves asked since
+    /// the start: published for `deviceAlignment`.
+    private let latestDeviceDelay = Atomic<Int>(-1)
+    private let deviceMoves = Atomic<UInt64>(0)
     /// Stream frames read since the counters were last published, and how many make a publication.
     private var framesSincePublished = 0
     private let publishEveryFrames: Int
@@ -167,10 +171,11 @@ public final class StreamReceiver: @unchecked Sendable {
     ///     buffer's `arrivalHorizonFrames` stays queued for the read it belongs to, as if the device had not
     ///     stalled (taken in at once, a stall's worth of packets would overrun the buffer's ring, which then
     ///     skips them). false: every queued packet is taken in (a JACK cycle, whose time is a fitted line).
-    ///   - deviceDelayLimitFrames: how many frames (of the device's rate) the device could delay its next
-    ///     period by, its clock playing nothing else: 0, it cannot. When the stream starts at a phase that
-    ///     adds to its latency (`LatencyPolicy.phaseDelayFrames`), this period plays silence and
-    ///     `takeDeviceDelayRequest()` says by how much the device should delay the next one.
+    ///   - deviceDelayLimitFrames: how many frames (of the device's rate) the device could move its next
+    ///     period by, its clock playing nothing else: 0, it cannot. With a fixed target, when the stream starts
+    ///     at a phase that adds to its latency (`LatencyPolicy.phaseDelayFrames`), this period plays silence and
+    ///     the device is asked to come later; while it plays, to keep the reads' phase a frame at a time
+    ///     (`LatencyPolicy.deviceMove`). `takeDeviceTimingRequest()` says what, after each call.
     /// - Returns: the capture time of `output`'s first frame on the stream's capture clock (nanoseconds), or
     ///   `Int64.min` when unknown (concealment): what latency compensation needs, as the Audiobus receiver
     ///   port's timestamps give.
@@ -188,6 +193,7 @@ public final class StreamReceiver: @unchecked Sendable {
                 deviceDelayLimitFrames: delayLimit)
             if deviceDelay > 0 { return waitForDevice(delayFrames: deviceDelay, frames: frames) }
             let captureTime = jitterBuffer.read(into: output, frames: frames, now: now, captureClockNow: captureClockNow)
+            if delayLimit > 0 { followDevicePhase(now: now, readFrames: frames, nominalReadFrames: frames) }
             publishIfDue(jitterBuffer.statistics, state: jitterBuffer.state, streamFrames: frames)
             measureLevel(frames: frames)
             return captureTime
@@ -205,6 +211,7 @@ public final class StreamReceiver: @unchecked Sendable {
         } catch {
             for index in 0..<(frames * format.channels) { output[index] = 0 }
         }
+        if delayLimit > 0 { followDevicePhase(now: now, readFrames: needed, nominalReadFrames: nominal) }
         var statistics = jitterBuffer.statistics
         let state = jitterBuffer.state
         if driftCompensation { steerDrift(statistics, state: state, readFrames: needed, correctsSteps: deviceCatchesUp) }
@@ -221,21 +228,38 @@ public final class StreamReceiver: @unchecked Sendable {
         return captureTime
     }
 
-    /// Frames (of the device's rate) the last `render` asked the device to delay its next period by, 0 when it
-    /// asked nothing; taking it clears it. Device thread.
-    public func takeDeviceDelayRequest() -> Int {
-        defer { deviceDelayRequest = 0 }
-        return deviceDelayRequest
+    /// What the last `render` asked of the device that plays the stream alone (`.none` when it asked nothing, or
+    /// was not given `deviceDelayLimitFrames`); taking it clears it. Device thread.
+    public func takeDeviceTimingRequest() -> DeviceTimingRequest {
+        defer { deviceTimingRequest = .none }
+        return deviceTimingRequest
     }
 
     /// A period the stream does not read, because the device delays its next one (`LatencyPolicy.beforeRead`):
     /// silence, the buffer untouched, the delay kept in device frames (rounded up) for the device. Device thread.
     private func waitForDevice(delayFrames: Int, frames: Int) -> Int64 {
-        deviceDelayRequest = (delayFrames * outputSampleRate + format.sampleRate - 1) / format.sampleRate
+        let deviceFrames = (delayFrames * outputSampleRate + format.sampleRate - 1) / format.sampleRate
+        deviceTimingRequest = .startLater(frames: deviceFrames)
+        latestDeviceDelay.store(deviceFrames, ordering: .relaxed)
+        deviceMoves.store(0, ordering: .relaxed)
         for index in 0..<(frames * format.channels) { output[index] = 0 }
         publishIfDue(jitterBuffer.statistics, state: jitterBuffer.state, streamFrames: frames)
         measureLevel(frames: frames)
         return .min
+    }
+
+    /// After a read, on a device that plays the stream alone: the frame's move that keeps its reads' phase
+    /// against the packets (`LatencyPolicy.deviceMove`), asked of the device while the stream plays. Device thread.
+    @inline(__always)
+    private func followDevicePhase(now: HostTime, readFrames: Int, nominalReadFrames: Int) {
+        let move = policy.deviceMove(afterReading: readFrames, nominalReadFrames: nominalReadFrames) {
+            jitterBuffer.state == .playing ? jitterBuffer.arrivalPhaseFrames(now: now) : nil
+        }
+        guard move != 0 else { return }
+        // Aligned by chance at the start (no delay asked): the device follows all the same.
+        if latestDeviceDelay.load(ordering: .relaxed) < 0 { latestDeviceDelay.store(0, ordering: .relaxed) }
+        deviceTimingRequest = .follow(frames: move)
+        deviceMoves.add(1, ordering: .relaxed)
     }
 
     /// One queued packet into the jitter buffer (a re-anchor tells the latency policy). Device thread.
@@ -352,6 +376,14 @@ public final class StreamReceiver: @unchecked Sendable {
 
     /// This receiver's token in its drift group: its identity, never 0.
     private var groupToken: Int { Int(bitPattern: UInt(bitPattern: ObjectIdentifier(self).hashValue)) | 1 }
+
+    /// Frames (of the device's rate) the device delayed its periods by, the last time the stream started, so
+    /// that its reads come just as its packets have waited their slack (`render`'s `deviceDelayLimitFrames`),
+    /// and the moves it was asked for since to keep that phase; nil when it never asked. Any thread.
+    public var deviceAlignment: (startFrames: Int, moves: UInt64)? {
+        let frames = latestDeviceDelay.load(ordering: .relaxed)
+        return frames < 0 ? nil : (frames, deviceMoves.load(ordering: .relaxed))
+    }
 
     /// Drift compensation's figures: the estimated drift of the sender's clock against the receiver's (ppm)
     /// and the ratio applied (stream frames per output frame); nil without a resampler. Any thread.

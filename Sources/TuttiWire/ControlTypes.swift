@@ -328,6 +328,12 @@ public struct ConnectionStatistics: Hashable, Sendable, Codable {
     public var deviceLateWakes: UInt64?
     /// The latest wake-up of the port's device clock, in milliseconds after its deadline (nil on JACK).
     public var deviceWorstWakeMilliseconds: Double?
+    /// How long the receiver's paced device clock waited, once, when the stream last started, so that its
+    /// reads come just as the packets have waited their slack and the stream plays at its target (a port with
+    /// no sound card, alone on its clock with this one stream); nil when it did not. And how often the clock
+    /// moved since, a frame or so each time, to keep that phase while the two peers' clocks drift apart.
+    public var deviceAlignmentMilliseconds: Double?
+    public var deviceAlignmentMoves: UInt64?
     /// Why the port's device stopped (e.g. the JACK server shut the peer's client down); nil while it runs.
     public var deviceProblem: String?
     /// The level of the audio at this end over the last completed 0.5 s window, in dBFS (0 is full scale; a

@@ -84,7 +84,8 @@ struct StatsReport: Codable, Equatable {
         return decibels(peak) + "/" + decibels(rms)
     }
 
-    /// The line under a receiving connection: codec, FEC, adaptive latency, drift (when any applies).
+    /// The line under a receiving connection: codec, FEC, adaptive latency, the device clock's alignment, drift
+    /// (when any applies).
     static func details(of stat: ConnectionStatistics) -> String? {
         var parts = [String]()
         if let bitrate = stat.bitrate {
@@ -95,6 +96,11 @@ struct StatsReport: Codable, Equatable {
             parts.append(
                 "adaptive \(fixed(Double(range.lowerBound) * 1000 / rate, 1))–\(fixed(Double(range.upperBound) * 1000 / rate, 1))ms: \(stat.latencyChanges) changes (+\(fixed(stat.stretchedMilliseconds, 1))/−\(fixed(stat.skippedMilliseconds, 1))ms)"
             )
+        }
+        if let waited = stat.deviceAlignmentMilliseconds {
+            let moves = stat.deviceAlignmentMoves ?? 0
+            let times = "\(moves) time\(moves == 1 ? "" : "s")"
+            parts.append("clock follows the stream (waited \(fixed(waited, 2)) ms at its start, moved \(times) since)")
         }
         if let drift = stat.driftPartsPerMillion, let ratio = stat.resamplingRatio {
             let shown = (drift * 10).rounded() / 10 + 0  // + 0 turns a -0.0 into 0.0

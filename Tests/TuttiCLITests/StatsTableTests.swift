@@ -106,6 +106,19 @@ final class StatsTableTests: XCTestCase {
         XCTAssertEqual(StatsReport.details(of: stat), "drift -0.1 ppm, ratio 1.000001")
     }
 
+    func testTheClocksAlignmentShowsInTheDetailsAndTheJSON() {
+        var stat = Self.report.peers[0].statistics[0]
+        stat.deviceAlignmentMilliseconds = 0.375
+        stat.deviceAlignmentMoves = 1
+        XCTAssertEqual(
+            StatsReport.details(of: stat),
+            "clock follows the stream (waited 0.38 ms at its start, moved 1 time since); drift +1.2 ppm, ratio 1.000001")
+        let encoded = String(decoding: try! JSONEncoder().encode(stat), as: UTF8.self)
+        XCTAssertTrue(encoded.contains("\"deviceAlignmentMilliseconds\":0.375"), encoded)
+        let decoded = try! JSONDecoder().decode(ConnectionStatistics.self, from: Data(encoded.utf8))
+        XCTAssertEqual(decoded.deviceAlignmentMilliseconds, 0.375)
+    }
+
     func testTheDriftGroupRoleAndStrayDatagramsShowInTheDetails() {
         var stat = Self.report.peers[0].statistics[0]
         stat.driftGroupRole = .follows

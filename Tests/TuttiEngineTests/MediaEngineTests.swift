@@ -239,8 +239,9 @@ final class MediaEngineTests: XCTestCase, EngineTestCase {
     /// delays its ports ask for, with a tone port beside it when `crowded`; packets arrive `networkDelay` frames
     /// after each 64-frame sender period ends. Returns the clock's alignments, the delay the pure policy would
     /// ask for, and the stream's figures.
-    private func playAlone(networkDelay: Int64, crowded: Bool) async throws -> (
-        alignments: (count: UInt64, frames: UInt64), expected: Int, statistics: ConnectionStatistics
+    private func playAlone(networkDelay: Int64, crowded: Bool, senderPPM: Double = 0) async throws -> (
+        alignments: (count: UInt64, frames: UInt64), moves: (count: UInt64, frames: Int), expected: Int,
+        statistics: ConnectionStatistics
     ) {
         let engine = MediaEngine(periodFrames: periodFrames, threaded: false)
         let clock = try engine.clock(sampleRate: 48_000)
@@ -261,7 +262,9 @@ final class MediaEngineTests: XCTestCase, EngineTestCase {
         for packet in 0..<300 {
             samples.withUnsafeBufferPointer { buffer in
                 stream.append(buffer, frames: 64, captureTime: 0) { datagram in
-                    arrivals.append((start + Int64(packet) * 64 + networkDelay, Array(datagram)))
+                    // The sender's clock runs `senderPPM` fast: its packets come that much closer together.
+                    let sent = Double(packet * 64) / (1 + senderPPM * 1e-6)
+                    arrivals.append((start + Int64(sent.rounded()) + networkDelay, Array(datagram)))
                 }
             }
         }
@@ -287,22 +290,37 @@ final class MediaEngineTests: XCTestCase, EngineTestCase {
         await desk.shutdown()
         if crowded { await tone.remove(toneConnection) }
         await tone.shutdown()
-        return (clock.phaseAlignments, expected, statistics)
+        return (clock.phaseAlignments, clock.phaseMoves, expected, statistics)
     }
 
     func testAReceiverPortAloneOnItsClockDelaysItOnceToPlayItsStreamAtItsTarget() async throws {
         for networkDelay: Int64 in [3, 20, 41, 60] {
-            let (alignments, expected, statistics) = try await playAlone(networkDelay: networkDelay, crowded: false)
+            let (alignments, moves, expected, statistics) = try await playAlone(networkDelay: networkDelay, crowded: false)
+            XCTAssertEqual(moves.count, 0, "network \(networkDelay): clocks that agree need no move")
             XCTAssertEqual(alignments.count, 1, "network \(networkDelay): once, when the stream anchored")
             XCTAssertEqual(alignments.frames, UInt64(expected), "network \(networkDelay)")
+            XCTAssertEqual(
+                statistics.deviceAlignmentMilliseconds ?? -1, Double(expected) * 1000 / 48_000, accuracy: 1e-9,
+                "network \(networkDelay): the stream's statistics say how long its clock waited")
             XCTAssertEqual(statistics.state, ConnectionState.playing, "network \(networkDelay)")
             XCTAssertEqual(statistics.packetsLost + statistics.packetsLate + statistics.underruns, 0, "network \(networkDelay)")
         }
     }
 
+    func testAReceiverPortAloneOnItsClockFollowsASenderThatDriftsAFrameAtATime() async throws {
+        // 1000 ppm fast for 0.4 s: its packets come 19 frames earlier by the end; the clock comes earlier with them.
+        let (_, moves, _, statistics) = try await playAlone(networkDelay: 20, crowded: false, senderPPM: 1_000)
+        XCTAssertEqual(Double(moves.frames), -19.2, accuracy: 3, "within the follower's band of two frames: \(moves)")
+        XCTAssertLessThanOrEqual(Double(moves.count), 19.2 + 4, "a frame at a time, not a dither: \(moves)")
+        XCTAssertEqual(statistics.deviceAlignmentMoves, moves.count, "the stream's statistics count them")
+        XCTAssertEqual(statistics.packetsLost + statistics.packetsLate + statistics.underruns, 0)
+    }
+
     func testAClockThatAlsoRunsAnotherPortIsNeverDelayed() async throws {
-        let (alignments, _, statistics) = try await playAlone(networkDelay: 20, crowded: true)
+        let (alignments, moves, _, statistics) = try await playAlone(networkDelay: 20, crowded: true, senderPPM: 1_000)
+        XCTAssertEqual(moves.count, 0)
         XCTAssertEqual(alignments.count, 0, "a sender on the same clock would send late")
+        XCTAssertNil(statistics.deviceAlignmentMilliseconds)
         XCTAssertEqual(statistics.packetsLost + statistics.packetsLate + statistics.underruns, 0)
     }
 }

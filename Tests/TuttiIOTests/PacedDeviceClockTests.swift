@@ -68,7 +68,8 @@ final class PacedDeviceClockTests: XCTestCase {
         XCTAssertEqual(steps.max(), Int64(overruns + 1) * 1_000_000)
     }
 
-    /// A handler that asks, in its 3rd period, for the next to come 12 frames (250 µs) later.
+    /// A handler that asks, in its 3rd period, for the next to come 12 frames (250 µs) later, and in its 6th
+    /// for the next to come 24 frames (500 µs) earlier.
     private final class DelayingRecorder: @unchecked Sendable {
         let times = Mutex<[Int64]>([])
         let done = Atomic<Bool>(false)
@@ -80,12 +81,13 @@ final class PacedDeviceClockTests: XCTestCase {
                 times.append(periodTime)
                 return times.count
             }
-            if count == 3 { recorder.clock?.delayNextPeriod(byFrames: 12) }
+            if count == 3 { recorder.clock?.moveNextPeriod(byFrames: 12) }
+            if count == 6 { recorder.clock?.moveNextPeriod(byFrames: -24) }
             if count >= 10 { recorder.done.store(true, ordering: .relaxed) }
         }
     }
 
-    func testADelayMovesEveryLaterPeriodByExactlyThatManyFrames() {
+    func testAMoveShiftsEveryLaterPeriodByExactlyThatManyFrames() {
         let recorder = DelayingRecorder()
         let clock = PacedDeviceClock(
             name: "tutti-test", sampleRate: 48_000, periodFrames: 48, context: Unmanaged.passUnretained(recorder).toOpaque(),
@@ -97,6 +99,8 @@ final class PacedDeviceClockTests: XCTestCase {
         recorder.clock = nil
         let times = recorder.times.withLock { Array($0.prefix(10)) }
         let steps = zip(times.dropFirst(), times).map { $0 - $1 }
-        XCTAssertEqual(steps, [1_000_000, 1_000_000, 1_250_000] + Array(repeating: 1_000_000, count: 6), "one period 12 frames longer")
+        XCTAssertEqual(
+            steps, [1_000_000, 1_000_000, 1_250_000, 1_000_000, 1_000_000, 500_000, 1_000_000, 1_000_000, 1_000_000],
+            "one period 12 frames longer, a later one 24 shorter")
     }
 }

@@ -42,8 +42,9 @@ public final class EngineClock: @unchecked Sendable {
     /// by default; a clock run by hand only when its driver honours `runPeriod(at:)`'s answer. Control plane,
     /// before the first port attaches.
     package var allowsPhaseAlignment: Bool
-    /// Ports the last period ran. Clock thread only.
-    private var portsLastPeriod = 0
+    /// Ports attached, or being attached (counted before the port can run, so that a port alone until then
+    /// never moves the clock under a newcomer's first period). Written on the control plane, read by the clock.
+    private let portsAttached = Atomic<Int>(0)
     /// Frames the next period was asked to come later by, for a clock run by hand. Clock thread only.
     private var delayRequestedByHand = 0
     private let alignments = Atomic<UInt64>(0)
@@ -111,14 +112,16 @@ public final class EngineClock: @unchecked Sendable {
 
     /// Whether the port that runs now is the only one on the clock, so that it may move the clock's timeline
     /// (`moveNextPeriod(byFrames:startingStream:)`) without moving anyone else's audio. Clock thread only.
-    package var runsOnePortOnly: Bool { allowsPhaseAlignment && portsLastPeriod == 1 }
+    package var runsOnePortOnly: Bool { allowsPhaseAlignment && portsAttached.load(ordering: .sequentiallyConsistent) == 1 }
 
     /// Makes the next period come `frames` later (negative: earlier, by less than a period) than one period
     /// after this one: a receiver port alone on the clock aligns its reads with the packets of its one stream
     /// when it starts (`startingStream`, `LatencyPolicy.phaseDelayFrames`) and keeps them there while it plays
     /// (`LatencyPolicy.deviceMove`). Only when `runsOnePortOnly`. Clock thread only; realtime-safe.
-    package func moveNextPeriod(byFrames frames: Int, startingStream: Bool) {
-        guard frames != 0, runsOnePortOnly else { return }
+    /// - Returns: whether the clock moved (not when another port came meanwhile).
+    @discardableResult
+    package func moveNextPeriod(byFrames frames: Int, startingStream: Bool) -> Bool {
+        guard frames != 0, runsOnePortOnly else { return false }
         if startingStream {
             alignments.add(1, ordering: .relaxed)
             alignedFrames.add(UInt64(max(0, frames)), ordering: .relaxed)
@@ -132,6 +135,7 @@ public final class EngineClock: @unchecked Sendable {
         } else {
             delayRequestedByHand += frames
         }
+        return true
     }
 
     /// Times a port delayed the clock's periods to align its reads as its stream started, and the frames it
@@ -150,7 +154,9 @@ public final class EngineClock: @unchecked Sendable {
     ///
     /// - Throws: `EngineError` when `nodeCapacity` ports are attached already.
     package func attach(_ node: PeriodNode) throws(EngineError) {
+        portsAttached.add(1, ordering: .sequentiallyConsistent)
         guard nodes.insert(node) else {
+            portsAttached.subtract(1, ordering: .relaxed)
             throw EngineError("the \(sampleRate) Hz engine clock runs \(Self.nodeCapacity) ports already")
         }
         attached += 1
@@ -166,6 +172,7 @@ public final class EngineClock: @unchecked Sendable {
     /// Stops the thread after the last port.
     package func detach(_ node: PeriodNode) async {
         guard await nodes.remove(node, deviceRunning: device != nil) else { return }
+        portsAttached.subtract(1, ordering: .relaxed)
         attached -= 1
         if attached == 0, let device {
             device.stop()
@@ -205,12 +212,7 @@ public final class EngineClock: @unchecked Sendable {
                 // fake time, which the kernel's times are not: its periods still see them at the period's time.
                 clock.network.receiveReady(notAfter: HostTime(nanoseconds: clock.threaded ? .max : periodTime))
             }
-            var ports = 0
-            clock.nodes.forEachActive { node in
-                ports += 1
-                node.handler(node.context, periodTime, frames)
-            }
-            clock.portsLastPeriod = ports
+            clock.nodes.forEachActive { node in node.handler(node.context, periodTime, frames) }
             clock.fanOut.pointee.flush()
         }
     }

@@ -132,10 +132,12 @@ package struct PacedReceiverProcessor: ~Copyable {
         case .none:
             return
         case .startLater(let frames):
-            guard frames > 0 else { return }
+            // A port that attached meanwhile keeps the clock where it is: the stream then starts at the next
+            // read, at the phase it has.
+            guard frames > 0, clock._withUnsafeGuaranteedRef({ $0.moveNextPeriod(byFrames: frames, startingStream: true) })
+            else { return }
             for index in 0..<(frames * channels * tracks) { mix[index] = 0 }
             deliver(frames: frames)
-            clock._withUnsafeGuaranteedRef { $0.moveNextPeriod(byFrames: frames, startingStream: true) }
         case .follow(let frames):
             clock._withUnsafeGuaranteedRef { $0.moveNextPeriod(byFrames: frames, startingStream: false) }
         }

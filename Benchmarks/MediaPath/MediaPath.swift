@@ -244,6 +244,8 @@ final class ReceivePathState {
     let window = DatagramWindow()
     let receiver = makeReceiver()
     var slot = 0
+    /// What the receiver asked of its device (the follower's benchmark).
+    var requests = 0
 }
 
 final class MixState {
@@ -431,6 +433,31 @@ let benchmarks: @Sendable () -> Void = {
     } teardown: {
         receivePath.state!.receiver.verifySteadyState("Receive-path-per-packet")
         receivePath.state = nil
+    }
+
+    // 5b. The same on a device that plays the stream alone and follows it (a paced receiver port with one
+    // stream): the start's delay and the phase checks every 16 packets (`LatencyPolicy.deviceMove`) ride on it.
+    // The device here never moves, so the checks keep asking: the most the follower ever does in a period.
+    let followedPath = Fixture<ReceivePathState>()
+    Benchmark("Receive-path-per-packet-device-follows", configuration: configuration) { benchmark in
+        let state = followedPath.state!
+        if state.slot == 0 { state.window.refill() }
+        benchmark.startMeasurement()
+        let arrival = HostTime(nanoseconds: state.window.arrivals[state.slot])
+        state.receiver.accept(datagram: state.window.datagram(state.slot), arrival: arrival)
+        state.receiver.render(
+            frames: stereoL24.packetFrames, now: arrival, captureClockNow: arrival.nanoseconds, deviceCatchesUp: true,
+            deviceDelayLimitFrames: stereoL24.packetFrames - 1)
+        state.requests &+= state.receiver.takeDeviceTimingRequest() == .none ? 0 : 1
+        blackHole(state.receiver.output)
+        state.slot = (state.slot + 1) & (windowPackets - 1)
+    } setup: {
+        followedPath.state = ReceivePathState()
+    } teardown: {
+        let state = followedPath.state!
+        state.receiver.verifySteadyState("Receive-path-per-packet-device-follows")
+        precondition(state.requests > 0, "the device was asked to start later or to follow")
+        followedPath.state = nil
     }
 
     // 6. A receiver port's device period with 8 connections (ReceiverPort's clock callback): for each

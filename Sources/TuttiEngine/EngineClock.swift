@@ -45,8 +45,10 @@ public final class EngineClock: @unchecked Sendable {
     /// Ports attached, or being attached (counted before the port can run, so that a port alone until then
     /// never moves the clock under a newcomer's first period). Written on the control plane, read by the clock.
     private let portsAttached = Atomic<Int>(0)
-    /// Frames the next period was asked to come later by, for a clock run by hand. Clock thread only.
-    private var delayRequestedByHand = 0
+    /// Frames the next period was asked to come later by, applied at the period's end. Clock thread only.
+    private var pendingMoveFrames = 0
+    /// The move applied at the end of the last period run by hand (`runPeriod(at:)`'s answer).
+    private var movedByHand = 0
     private let alignments = Atomic<UInt64>(0)
     private let alignedFrames = Atomic<UInt64>(0)
     private let moves = Atomic<UInt64>(0)
@@ -118,7 +120,9 @@ public final class EngineClock: @unchecked Sendable {
     /// after this one: a receiver port alone on the clock aligns its reads with the packets of its one stream
     /// when it starts (`startingStream`, `LatencyPolicy.phaseDelayFrames`) and keeps them there while it plays
     /// (`LatencyPolicy.deviceMove`). Only when `runsOnePortOnly`. Clock thread only; realtime-safe.
-    /// - Returns: whether the clock moved (not when another port came meanwhile).
+    /// The move takes effect at the end of the period, and only if no port attached meanwhile (a newcomer may
+    /// run in this very period: its second period must come one period after its first).
+    /// - Returns: whether the clock will move (not when another port is there).
     @discardableResult
     package func moveNextPeriod(byFrames frames: Int, startingStream: Bool) -> Bool {
         guard frames != 0, runsOnePortOnly else { return false }
@@ -129,13 +133,19 @@ public final class EngineClock: @unchecked Sendable {
             moves.add(1, ordering: .relaxed)
             movedFrames.add(frames, ordering: .relaxed)
         }
-        if threaded {
-            // The thread runs only while `device` is set: written before it starts, cleared after it stops.
-            device?.moveNextPeriod(byFrames: frames)
-        } else {
-            delayRequestedByHand += frames
-        }
+        pendingMoveFrames += frames
         return true
+    }
+
+    /// At the end of a period: hands the period's move to the device thread (or to the hand-run driver), unless
+    /// a port attached while the period ran. Clock thread only.
+    private func applyPendingMove() -> Int {
+        let frames = pendingMoveFrames
+        pendingMoveFrames = 0
+        guard frames != 0, runsOnePortOnly else { return 0 }
+        // The thread runs only while `device` is set: written before it starts, cleared after it stops.
+        if threaded { device?.moveNextPeriod(byFrames: frames) }
+        return frames
     }
 
     /// Times a port delayed the clock's periods to align its reads as its stream started, and the frames it
@@ -213,6 +223,7 @@ public final class EngineClock: @unchecked Sendable {
                 clock.network.receiveReady(notAfter: HostTime(nanoseconds: clock.threaded ? .max : periodTime))
             }
             clock.nodes.forEachActive { node in node.handler(node.context, periodTime, frames) }
+            clock.movedByHand = clock.applyPendingMove()
             clock.fanOut.pointee.flush()
         }
     }
@@ -225,8 +236,7 @@ public final class EngineClock: @unchecked Sendable {
     @discardableResult
     public func runPeriod(at periodTime: HostTime) -> Int {
         precondition(!threaded, "a threaded clock runs its own periods")
-        delayRequestedByHand = 0
         Self.runPeriod(Unmanaged.passUnretained(self).toOpaque(), periodTime.nanoseconds, periodFrames)
-        return delayRequestedByHand
+        return movedByHand
     }
 }

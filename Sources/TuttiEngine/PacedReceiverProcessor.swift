@@ -11,7 +11,8 @@ import TuttiStream
 /// come just as its packets have waited their slack and it plays at its target, not up to a packet above it.
 /// The sink gets as many frames of silence as the clock was delayed by, so that its frames stay one to one
 /// with the clock's time (a recording's timing holds). While the stream plays, the clock then follows it
-/// (`LatencyPolicy.deviceMove`): a frame earlier or later now and then, as the two peers' clocks drift apart.
+/// (`LatencyPolicy.deviceMove`): a frame earlier or later now and then, as the two peers' clocks drift apart,
+/// except into a WAV recording, whose `.timing.json` maps its frames to the host clock from the first on.
 ///
 /// Lives behind an `UnsafeMutablePointer` that `ReceiverPort` allocates when a take starts and frees after
 /// detaching it from the clock; the clock passes it to `handler` as the context. Class references are held
@@ -33,6 +34,8 @@ package struct PacedReceiverProcessor: ~Copyable {
     package let sampleRate: Int
     /// The clock the port runs on, which it may move (`EngineClock.moveNextPeriod(byFrames:startingStream:)`).
     package let clock: Unmanaged<EngineClock>
+    /// Whether the clock may follow the stream once it plays: not for a recording timed on the host clock.
+    package let followsStream: Bool
     /// The application's block (a `block` sink), given the mix each period.
     package let block: Unmanaged<AudioBlock>?
     /// A separate-mode port's monitor: the ring of the writer that plays the mix of its tracks, and one period of
@@ -42,10 +45,11 @@ package struct PacedReceiverProcessor: ~Copyable {
 
     package init(
         table: ConnectionTable<ReceiveConnection>, writer: SinkWriter, captureClock: CaptureClockSource, channels: Int,
-        periodFrames: Int, fader: MuteFader, sampleRate: Int, clock: EngineClock, tracks: Int = 1, block: AudioBlock? = nil,
-        monitor: SinkWriter? = nil
+        periodFrames: Int, fader: MuteFader, sampleRate: Int, clock: EngineClock, followsStream: Bool = true, tracks: Int = 1,
+        block: AudioBlock? = nil, monitor: SinkWriter? = nil
     ) {
         self.clock = Unmanaged.passUnretained(clock)
+        self.followsStream = followsStream
         self.tracks = tracks
         monitorRing = monitor.map { Unmanaged.passUnretained($0.ring) }
         monitorMix = monitor.map { _ in
@@ -122,24 +126,32 @@ package struct PacedReceiverProcessor: ~Copyable {
     /// which moves the clock a frame or so and leaves the sink's audio as it is. Clock thread only.
     private func moveClockIfAsked() {
         var request = DeviceTimingRequest.none
+        var asker: Unmanaged<StreamReceiver>?
         table._withUnsafeGuaranteedRef {
             $0.forEachActive { connection in
                 let asked = connection.receiver.takeDeviceTimingRequest()
-                if asked != .none { request = asked }
+                if asked != .none {
+                    request = asked
+                    asker = Unmanaged.passUnretained(connection.receiver)
+                }
             }
         }
+        guard let asker else { return }
+        let moved: Bool
         switch request {
         case .none:
             return
         case .startLater(let frames):
             // A port that attached meanwhile keeps the clock where it is: the stream then starts at the next
             // read, at the phase it has.
-            guard frames > 0, clock._withUnsafeGuaranteedRef({ $0.moveNextPeriod(byFrames: frames, startingStream: true) })
-            else { return }
-            for index in 0..<(frames * channels * tracks) { mix[index] = 0 }
-            deliver(frames: frames)
+            moved = frames > 0 && clock._withUnsafeGuaranteedRef { $0.moveNextPeriod(byFrames: frames, startingStream: true) }
+            if moved {
+                for index in 0..<(frames * channels * tracks) { mix[index] = 0 }
+                deliver(frames: frames)
+            }
         case .follow(let frames):
-            clock._withUnsafeGuaranteedRef { $0.moveNextPeriod(byFrames: frames, startingStream: false) }
+            moved = followsStream && clock._withUnsafeGuaranteedRef { $0.moveNextPeriod(byFrames: frames, startingStream: false) }
         }
+        if !moved { asker._withUnsafeGuaranteedRef { $0.deviceTimingRefused(request) } }
     }
 }

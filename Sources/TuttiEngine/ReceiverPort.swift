@@ -193,6 +193,15 @@ public final class ReceiverPort: @unchecked Sendable {
         }
     }
 
+    /// Whether a port with `sink` writes WAV files, whose `.timing.json` maps their frames to the host clock
+    /// from the first on (so its clock must not follow a stream's: `PacedReceiverProcessor.followsStream`).
+    private static func writesTimedFiles(_ sink: AudioSink) -> Bool {
+        switch sink {
+        case .wavFile, .wavFilePerTrack: true
+        case .null, .block, .standardOutput, .jack: false
+        }
+    }
+
     /// The application's block, for a `block` sink.
     private static func block(of sink: AudioSink) -> AudioBlock? { if case .block(let block) = sink { block } else { nil } }
 
@@ -229,8 +238,8 @@ public final class ReceiverPort: @unchecked Sendable {
             paced = try PacedAttachment(
                 PacedReceiverProcessor(
                     table: table, writer: writer, captureClock: captureClock, channels: descriptor.channels,
-                    periodFrames: periodFrames, fader: fader, sampleRate: sampleRate, clock: clock, tracks: tracks,
-                    block: Self.block(of: sink), monitor: monitor),
+                    periodFrames: periodFrames, fader: fader, sampleRate: sampleRate, clock: clock,
+                    followsStream: !Self.writesTimedFiles(sink), tracks: tracks, block: Self.block(of: sink), monitor: monitor),
                 handler: PacedReceiverProcessor.handler, on: clock)
         } catch {
             writer.stop()

@@ -169,8 +169,9 @@ public struct LatencyPolicy: Sendable {
     /// The two peers' clocks drift apart: at 50 ppm the reads slide past the packet grid by a packet in half a
     /// minute, and with them the slack of the worst read, by up to a period. A frame at a time, the device's time
     /// follows the sender's, as a sound card slaved to word clock follows its master: the buffer's latency stays
-    /// where it started and drift compensation has nothing left to correct. It also brings the reads to the
-    /// fastest packets when the first one came slow. Device thread.
+    /// where it started and drift compensation has little left to correct. It also brings the reads to the
+    /// fastest packets when the first one came slow (while drift compensation learns its setpoint in the first
+    /// second, part of that may stay as latency, never as lost slack). Device thread.
     public mutating func deviceMove(afterReading readFrames: Int, nominalReadFrames: Int, phase: () -> Int?) -> Int {
         guard placesFixedStart, anchorArrival == nil else { return 0 }
         framesSincePhaseCheck += readFrames

@@ -250,8 +250,11 @@ public final class StreamReceiver: @unchecked Sendable {
 
     /// After a read, on a device that plays the stream alone: the frame's move that keeps its reads' phase
     /// against the packets (`LatencyPolicy.deviceMove`), asked of the device while the stream plays. Device thread.
+    /// Only at the device's own rate: the phase and its band of two frames are the stream's frames, the move the
+    /// device's (a stream at another rate gets the start's delay only). Device thread.
     @inline(__always)
     private func followDevicePhase(now: HostTime, readFrames: Int, nominalReadFrames: Int) {
+        guard outputSampleRate == format.sampleRate else { return }
         let move = policy.deviceMove(afterReading: readFrames, nominalReadFrames: nominalReadFrames) {
             jitterBuffer.state == .playing ? jitterBuffer.arrivalPhaseFrames(now: now) : nil
         }
@@ -262,13 +265,28 @@ public final class StreamReceiver: @unchecked Sendable {
         deviceMoves.add(1, ordering: .relaxed)
     }
 
+    /// The device refused what the last `render` asked (another port came to its clock): the published figures
+    /// take it back. Device thread.
+    public func deviceTimingRefused(_ request: DeviceTimingRequest) {
+        switch request {
+        case .none: break
+        case .startLater: latestDeviceDelay.store(-1, ordering: .relaxed)
+        case .follow: deviceMoves.subtract(1, ordering: .relaxed)
+        }
+    }
+
     /// One queued packet into the jitter buffer (a re-anchor tells the latency policy). Device thread.
     @inline(__always)
     private func take(_ entry: PacketRing.Entry, _ payload: UnsafeRawBufferPointer) {
         let inserted = jitterBuffer.insert(
             sequenceNumber: entry.sequenceNumber, timestamp: entry.timestamp, captureTime: entry.captureTime,
             arrival: entry.arrival, payload: payload)
-        if inserted == .resynchronized { policy.anchored(arrival: entry.arrival) }
+        if inserted == .resynchronized {
+            policy.anchored(arrival: entry.arrival)
+            // The figures are the start's: a new start, new figures.
+            latestDeviceDelay.store(-1, ordering: .relaxed)
+            deviceMoves.store(0, ordering: .relaxed)
+        }
     }
 
     /// Publishes the counters when 10 ms of the stream have been read since the last time, or the state

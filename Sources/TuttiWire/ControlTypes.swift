@@ -330,8 +330,9 @@ public struct ConnectionStatistics: Hashable, Sendable, Codable {
     public var deviceWorstWakeMilliseconds: Double?
     /// How long the receiver's paced device clock waited, once, when the stream last started, so that its
     /// reads come just as the packets have waited their slack and the stream plays at its target (a port with
-    /// no sound card, alone on its clock with this one stream); nil when it did not. And how often the clock
-    /// moved since, a frame or so each time, to keep that phase while the two peers' clocks drift apart.
+    /// no sound card, alone on its clock with this one stream); nil when it did not, since the stream last
+    /// (re)started. And how often the clock moved since, a frame each time, to keep that phase while the two
+    /// peers' clocks drift apart (not into a `wav` port, nor for a stream at another rate than the port's).
     public var deviceAlignmentMilliseconds: Double?
     public var deviceAlignmentMoves: UInt64?
     /// Why the port's device stopped (e.g. the JACK server shut the peer's client down); nil while it runs.

@@ -246,6 +246,20 @@ final class ReceivePathState {
     var slot = 0
     /// What the receiver asked of its device (the follower's benchmark).
     var requests = 0
+
+    /// The window's next packet through the whole receive path: `accept` it at its arrival and `render` one
+    /// period then; with `deviceFollows`, as on a paced clock the stream plays alone (its requests counted).
+    @inline(__always)
+    func receiveNextPacket(deviceFollows: Bool) {
+        let arrival = HostTime(nanoseconds: window.arrivals[slot])
+        receiver.accept(datagram: window.datagram(slot), arrival: arrival)
+        receiver.render(
+            frames: stereoL24.packetFrames, now: arrival, captureClockNow: arrival.nanoseconds, deviceCatchesUp: deviceFollows,
+            deviceDelayLimitFrames: deviceFollows ? stereoL24.packetFrames - 1 : 0)
+        if deviceFollows { requests &+= receiver.takeDeviceTimingRequest() == .none ? 0 : 1 }
+        blackHole(receiver.output)
+        slot = (slot + 1) & (windowPackets - 1)
+    }
 }
 
 final class MixState {
@@ -423,11 +437,7 @@ let benchmarks: @Sendable () -> Void = {
         let state = receivePath.state!
         if state.slot == 0 { state.window.refill() }
         benchmark.startMeasurement()
-        let arrival = HostTime(nanoseconds: state.window.arrivals[state.slot])
-        state.receiver.accept(datagram: state.window.datagram(state.slot), arrival: arrival)
-        state.receiver.render(frames: stereoL24.packetFrames, now: arrival, captureClockNow: arrival.nanoseconds)
-        blackHole(state.receiver.output)
-        state.slot = (state.slot + 1) & (windowPackets - 1)
+        state.receiveNextPacket(deviceFollows: false)
     } setup: {
         receivePath.state = ReceivePathState()
     } teardown: {
@@ -443,14 +453,7 @@ let benchmarks: @Sendable () -> Void = {
         let state = followedPath.state!
         if state.slot == 0 { state.window.refill() }
         benchmark.startMeasurement()
-        let arrival = HostTime(nanoseconds: state.window.arrivals[state.slot])
-        state.receiver.accept(datagram: state.window.datagram(state.slot), arrival: arrival)
-        state.receiver.render(
-            frames: stereoL24.packetFrames, now: arrival, captureClockNow: arrival.nanoseconds, deviceCatchesUp: true,
-            deviceDelayLimitFrames: stereoL24.packetFrames - 1)
-        state.requests &+= state.receiver.takeDeviceTimingRequest() == .none ? 0 : 1
-        blackHole(state.receiver.output)
-        state.slot = (state.slot + 1) & (windowPackets - 1)
+        state.receiveNextPacket(deviceFollows: true)
     } setup: {
         followedPath.state = ReceivePathState()
     } teardown: {

@@ -90,13 +90,21 @@ let counters = [
 ]
 
 func stats(_ path: String, probe probePath: String? = nil) throws -> Any {
-    // The probe's late wake-ups, on the wall clock the samples' times are on.
-    var probe: [(time: Double, microseconds: Double)]?
+    // The probes' late wake-ups and the stolen time read beside them, on the wall clock the samples' times are on.
+    var probe: [GlitchEpisodes.ProbeWake]?
+    var steal: [GlitchEpisodes.Steal]?
     if let probePath {
         let report = try readJSON(probePath)
-        probe = (report["late"] as? [[Any]] ?? []).compactMap { pair in
-            guard pair.count == 2, let time = double(pair[0]), let microseconds = double(pair[1]) else { return nil }
-            return (time, microseconds)
+        probe = (report["late"] as? [[Any]] ?? []).compactMap { entry in
+            guard entry.count >= 2, let time = double(entry[0]), let microseconds = double(entry[1]) else { return nil }
+            return GlitchEpisodes.ProbeWake(time: time, microseconds: microseconds, cpu: entry.count > 2 ? int(entry[2]) : nil)
+        }
+        if let increases = (report["steal"] as? [String: Any])?["increases"] as? [[Any]] {
+            steal = increases.compactMap { entry in
+                guard entry.count == 3, let time = double(entry[0]), let cpu = int(entry[1]), let milliseconds = double(entry[2])
+                else { return nil }
+                return GlitchEpisodes.Steal(time: time, cpu: cpu, milliseconds: milliseconds)
+            }
         }
     }
     // The sending side's device clock late wake-ups, by connection id and sample time.
@@ -163,7 +171,7 @@ func stats(_ path: String, probe probePath: String? = nil) throws -> Any {
                 lastReceived = int(sample.statistics["deviceLateWakes"]) ?? lastReceived
                 return GlitchEpisodes.Sample(
                     time: sample.time, glitches: glitches, senderLateWakes: lastSent, receiverLateWakes: lastReceived)
-            }, probeLateWakes: probe)
+            }, probeLateWakes: probe, steal: steal)
         connections.append(
             [
                 "id": id, "source": entry.source, "destination": entry.destination, "format": entry.format,

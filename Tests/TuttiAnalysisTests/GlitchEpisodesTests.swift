@@ -42,7 +42,9 @@ final class GlitchEpisodesTests: XCTestCase {
             glitches: [0, 0, 0, 4, 4, 4, 4, 4, 9, 9],
             sender: [Int](repeating: 0, count: 10), receiver: [Int](repeating: 0, count: 10))
         // One probe wake-up inside the first episode's span (100.2...100.3), one long before both, one after.
-        let probe: [(time: Double, microseconds: Double)] = [(100.25, 1800), (99.0, 5000), (100.85, 700)]
+        let probe: [GlitchEpisodes.ProbeWake] = [
+            .init(time: 100.25, microseconds: 1800), .init(time: 99.0, microseconds: 5000), .init(time: 100.85, microseconds: 700),
+        ]
         let result = GlitchEpisodes(samples: samples, probeLateWakes: probe)
         XCTAssertEqual(result.episodes.map(\.glitches), [4, 5])
         XCTAssertEqual(result.episodes[0].probeLateWakes, 1)
@@ -53,6 +55,34 @@ final class GlitchEpisodesTests: XCTestCase {
         XCTAssertEqual(result.unexplained, 1)
         // The run's own probe count leaves out what came before its first sample.
         XCTAssertEqual(result.probeLateWakes, 2)
+    }
+
+    func testStolenTimeAndPinnedProbesExplainAnEpisodeAsTheMachines() {
+        // Three episodes: at samples 2-3 (span 100.1...100.3), 7 (100.6...100.7) and 12 (101.1...101.2).
+        let samples = series(
+            glitches: [0, 0, 2, 4, 4, 4, 4, 6, 6, 6, 6, 6, 8, 8],
+            sender: [0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2], receiver: [Int](repeating: 0, count: 14))
+        // The first: CPU 1's probe woke late twice and CPU 0's once. The second: stolen time read 0.05 s after
+        // its span (within the margin). The third: stolen time read 0.3 s after it (outside), and nothing else.
+        let probe: [GlitchEpisodes.ProbeWake] = [
+            .init(time: 100.15, microseconds: 900, cpu: 1), .init(time: 100.2, microseconds: 2500, cpu: 1),
+            .init(time: 100.25, microseconds: 700, cpu: 0),
+        ]
+        let steal: [GlitchEpisodes.Steal] = [
+            .init(time: 100.75, cpu: 0, milliseconds: 10), .init(time: 101.5, cpu: 1, milliseconds: 20),
+        ]
+        let result = GlitchEpisodes(samples: samples, probeLateWakes: probe, steal: steal)
+        XCTAssertEqual(result.episodes.map(\.glitches), [4, 2, 2])
+        XCTAssertEqual(result.episodes.map(\.probeCPUs), [[0, 1], [], []])
+        XCTAssertEqual(result.episodes[0].probeWorstMicroseconds, 2500)
+        XCTAssertEqual(result.episodes.map(\.stealMilliseconds), [0, 10, 0])
+        XCTAssertEqual(result.withProbeLateWake, 1)
+        XCTAssertEqual(result.withSteal, 1)
+        XCTAssertEqual(result.withMachineEvidence, 2)
+        XCTAssertEqual(result.withPeerLateWake, 2)
+        // The third had no late wake-up of any clock or probe, and its stolen time came after it.
+        XCTAssertEqual(result.unexplained, 1)
+        XCTAssertEqual(result.stealMilliseconds, 10, "the read at 101.5 s lies after the last sample (101.3 s)")
     }
 
     func testARestartedCounterStartsANewBaselineAndACleanRunHasNoEpisodes() {

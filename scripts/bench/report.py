@@ -391,24 +391,41 @@ def floor_section(md, summary, results, meta):
         lat = confirm.get("oneWayMs") or {}
         span = f"{confirm['seconds'] / 60:.0f} min" if confirm["seconds"] >= 60 else f"{confirm['seconds']} s"
         wander = (f"; JACK servers' cycle wander {wander_cell(confirm.get('cycles'))}"
-                  if confirm["path"] == "tutti" else "")
+                  if confirm["path"] in ("tutti", "jacktrip") else "")
         md.append(f"\n**Confirmation, {names.get(confirm['path'], confirm['path'])}** ({span} at its lowest clean "
                   f"64-frame setting, {confirm['setting']}): one-way {fmt(lat.get('median'))} / {fmt(lat.get('p99'))} ms "
                   f"(median / p99, {confirm['method']}), **{confirm['glitches']} glitches**{wander}. "
-                  "Goal: ≤ 2.0 ms with 0 glitches.\n")
+                  + ("Tutti's goal: ≤ 2.0 ms with 0 glitches; JackTrip's minutes, run the same way, show what this machine "
+                     "lets a tool hold.\n" if confirm["path"] == "jacktrip" else "Goal: ≤ 2.0 ms with 0 glitches.\n"))
+        machine = confirm.get("machineWake") or {}
+        if machine:
+            by_cpu = machine.get("lateByCpu") or {}
+            stolen = (machine.get("steal") or {}).get("milliseconds") or {}
+            pinned = ", ".join(f"CPU {c}: {by_cpu.get(c, 0)}" for c in sorted(set(by_cpu) | set(stolen), key=int)) or "none"
+            steal = ", ".join(f"CPU {c}: {ms:g} ms" for c, ms in sorted(stolen.items(), key=lambda kv: int(kv[0]))) or "not read"
+            md.append(f"- The machine over the same {span}: probe threads pinned to each CPU (SCHED_FIFO "
+                      f"{machine.get('priority')}, the paced clock's {machine.get('periodMicroseconds')} µs grid) woke later "
+                      f"than 667 µs {machine['over']['667']} times ({pinned}), later than a whole packet "
+                      f"{machine['over']['1333']} times, {fmt(machine['latenessMicroseconds']['max'], 1)} µs at worst; "
+                      f"the hypervisor took {steal} (`/proc/stat` steal).\n")
         for leg in confirm.get("episodes") or []:
             wakes = (f"the sender's clock woke late {leg['senderLateWakes']} times and the receiver's "
                      f"{leg['receiverLateWakes']}, " if leg["peerClocks"] else "")
             peer = (f"{leg['withPeerLateWake']} with a late wake-up (over half a period) of a peer's device clock, "
                     if leg["peerClocks"] else "")
             md.append(f"- {leg['leg']}: its glitches came in **{len(leg['episodes'])} episodes**: {peer}"
-                      f"{leg['withProbeLateWake']} with a late wake-up of the probe thread (a bare SCHED_FIFO thread run alongside, "
+                      f"{leg['withProbeLateWake']} with a late wake-up of a probe thread (a bare SCHED_FIFO thread run alongside, "
                       "`wake_lateness`: over 667 µs), "
-                      f"**{leg['unexplained']} with none**. Over the run {wakes}the probe {leg['probeLateWakes']} times. "
-                      "Episodes (s into the run: glitches, sender/receiver clock late wake-ups, probe late wake-ups and "
-                      "the latest in µs): "
+                      f"{leg.get('withSteal', 0)} with time the hypervisor took (steal), "
+                      f"{leg.get('withMachineEvidence', leg['withProbeLateWake'])} with either, "
+                      f"**{leg['unexplained']} with none**. Over the run {wakes}the probes {leg['probeLateWakes']} times, "
+                      f"and {leg.get('stealMilliseconds', 0):g} ms were stolen. "
+                      "Episodes (s into the run: glitches, sender/receiver clock late wake-ups, probe late wake-ups, "
+                      "the latest in µs and the CPUs of the probes that woke late, stolen ms): "
                       + (", ".join(f"{e['start']:.1f}: {e['glitches']}, {e['senderLateWakes']}/{e['receiverLateWakes']}, "
-                                   f"{e['probeLateWakes']} ({e['probeWorstMicroseconds']:.0f})"
+                                   f"{e['probeLateWakes']} ({e['probeWorstMicroseconds']:.0f}"
+                                   + (f"; CPU {'+'.join(str(c) for c in e['probeCPUs'])}" if e.get('probeCPUs') else "")
+                                   + f"), {e.get('stealMilliseconds', 0):g}"
                                    for e in leg["episodes"][:40]) or "none")
                       + (" …" if len(leg["episodes"]) > 40 else "") + "\n")
     wake = summary.get("machineWake")
@@ -504,7 +521,10 @@ def main(work, out):
     md.append("| | |\n|---|---|")
     md.append(f"| measured commit | `{meta['commit']}`{' (working tree dirty)' if meta['dirty'] else ''} |")
     md.append(f"| run | {started:%Y-%m-%d %H:%M} UTC, {duration // 60} min {duration % 60} s |")
-    md.append(f"| machine | {meta['nproc']} cores ({meta['machine']}), kernel {meta['kernel']}; shared with other builds: figures are noisy |")
+    preemption = meta.get("preemption")
+    md.append(f"| machine | {meta['nproc']} cores ({meta['machine']}), kernel {meta['kernel']}"
+              + (f" (preemption: {preemption})" if preemption else "")
+              + "; shared with other builds: figures are noisy |")
     md.append(f"| network impairment | `scripts/lab impair` backend: **{meta['backend']}** (each run's exact settings are in report.json) |")
     md.append(f"| tutti | release build, sha256 {meta['tuttiSha256']}…; JACK ports: {'yes' if meta['tuttiJack'] else 'no (see Latency)'} |")
     md.append(f"| JackTrip | {meta['jacktrip']}; jackd2 {meta['jackd']} (`jackd --realtime -P 80 -d dummy -r 48000 -p FRAMES`, one per lab host) |")
@@ -583,7 +603,7 @@ def main(work, out):
         confirms.append({"path": key.split("-")[1], "setting": floor_setting(confirm),
                          "seconds": confirm.get("windowSeconds"), "glitches": confirm.get("glitches"),
                          "oneWayMs": lat, "method": method, "cycles": cycles_of(confirm),
-                         "episodes": confirm_episodes(confirm)})
+                         "episodes": confirm_episodes(confirm), "machineWake": confirm.get("machineWake")})
     if confirms:
         summary["floorConfirm"] = confirms
     if results.get("machine-wake"):
@@ -643,9 +663,13 @@ def main(work, out):
                           f"{fmt(pl.get('median'))} / {fmt(pl.get('p99'))} ms ({p['setting']}) | – | – |")
     for c in summary.get("floorConfirm") or []:
         span = f"{c['seconds'] / 60:.0f} min" if c["seconds"] >= 60 else f"{c['seconds']} s"
+        cell = f"{fmt((c.get('oneWayMs') or {}).get('median'))} ms ({c['method']}), {c['glitches']} glitches"
+        if c["path"] == "jacktrip":
+            md.append(f"| {span} at JackTrip's lowest setting ({c['setting']}), 64 frames, clean | – | {cell} | – |")
+            continue
         path = "JACK loop" if c["path"] == "tutti" else "paced path"
         md.append(f"| {span} at the {path}'s lowest setting ({c['setting']}), 64 frames, clean (goal ≤ 2.0 ms, 0 glitches) | "
-                  f"{fmt((c.get('oneWayMs') or {}).get('median'))} ms ({c['method']}), {c['glitches']} glitches | – | – |")
+                  f"{cell} | – | – |")
     if summary.get("scale"):
         sc = summary["scale"]
         md.append(f"| streams into one receiver core with 0 lost or late (goal ≥ 128; tried {', '.join(str(x['streams']) for x in sc['steps'])}) | "

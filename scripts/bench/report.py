@@ -392,7 +392,8 @@ def floor_section(md, summary, results, meta):
         span = f"{confirm['seconds'] / 60:.0f} min" if confirm["seconds"] >= 60 else f"{confirm['seconds']} s"
         wander = (f"; JACK servers' cycle wander {wander_cell(confirm.get('cycles'))}"
                   if confirm["path"] in ("tutti", "jacktrip") else "")
-        md.append(f"\n**Confirmation, {names.get(confirm['path'], confirm['path'])}** ({span} at its lowest clean "
+        where = "its lowest clean" if confirm.get("lowest", True) else "a setting above its lowest clean"
+        md.append(f"\n**Confirmation, {names.get(confirm['path'], confirm['path'])}** ({span} at {where} "
                   f"64-frame setting, {confirm['setting']}): one-way {fmt(lat.get('median'))} / {fmt(lat.get('p99'))} ms "
                   f"(median / p99, {confirm['method']}), **{confirm['glitches']} glitches**{wander}. "
                   + ("Tutti's goal: ≤ 2.0 ms with 0 glitches; JackTrip's minutes, run the same way, show what this machine "
@@ -600,7 +601,10 @@ def main(work, out):
     for key in sorted(k for k in results if k.startswith("floorconfirm-")):
         confirm = results[key]
         lat, method = floor_latency(confirm, results)
+        kind = key[len("floorconfirm-"):].rsplit("-64-clean-", 1)[0]
+        found = (floors.get(f"{kind}-64-clean") or {}).get("found") or {}
         confirms.append({"path": key.split("-")[1], "setting": floor_setting(confirm),
+                         "lowest": found.get("step") is None or str(found.get("step")) == str(confirm.get("step")),
                          "seconds": confirm.get("windowSeconds"), "glitches": confirm.get("glitches"),
                          "oneWayMs": lat, "method": method, "cycles": cycles_of(confirm),
                          "episodes": confirm_episodes(confirm), "machineWake": confirm.get("machineWake")})
@@ -668,7 +672,7 @@ def main(work, out):
             md.append(f"| {span} at JackTrip's lowest setting ({c['setting']}), 64 frames, clean | – | {cell} | – |")
             continue
         path = "JACK loop" if c["path"] == "tutti" else "paced path"
-        md.append(f"| {span} at the {path}'s lowest setting ({c['setting']}), 64 frames, clean (goal ≤ 2.0 ms, 0 glitches) | "
+        md.append(f"| {span} at the {path}'s {'lowest setting' if c.get('lowest', True) else 'setting'} ({c['setting']}), 64 frames, clean (goal ≤ 2.0 ms, 0 glitches) | "
                   f"{cell} | – | – |")
     if summary.get("scale"):
         sc = summary["scale"]

@@ -434,7 +434,7 @@ def floor_section(md, summary, results, meta):
         late = wake["latenessMicroseconds"]
         over = wake["over"]
         md.append(f"\n**The machine's own floor** (`scripts/bench/wake_lateness.c`, {wake['seconds']:g} s with nothing else "
-                  "running): one thread at SCHED_FIFO "
+                  f"running): {'one thread' if wake.get('threads', 1) == 1 else str(wake['threads']) + ' threads, one pinned to each CPU,'} at SCHED_FIFO "
                   f"{wake['priority']}{'' if wake['realtime'] else ' (refused: an ordinary thread)'}, sleeping to a grid of "
                   f"{wake['periodMicroseconds']} µs as Tutti's paced clock does, woke late by {fmt(late['p50'], 1)} µs "
                   f"(median), {fmt(late['p99'], 1)} (p99), {fmt(late['p999'], 1)} (p99.9), {fmt(late['max'], 1)} (max) over "

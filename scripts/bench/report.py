@@ -392,7 +392,7 @@ def floor_section(md, summary, results, meta):
         span = f"{confirm['seconds'] / 60:.0f} min" if confirm["seconds"] >= 60 else f"{confirm['seconds']} s"
         wander = (f"; JACK servers' cycle wander {wander_cell(confirm.get('cycles'))}"
                   if confirm["path"] in ("tutti", "jacktrip") else "")
-        where = "its lowest clean" if confirm.get("lowest", True) else "a setting above its lowest clean"
+        where = "its lowest clean" if confirm.get("lowest", True) else "a chosen (`--floor-confirm-packets`)"
         md.append(f"\n**Confirmation, {names.get(confirm['path'], confirm['path'])}** ({span} at {where} "
                   f"64-frame setting, {confirm['setting']}): one-way {fmt(lat.get('median'))} / {fmt(lat.get('p99'))} ms "
                   f"(median / p99, {confirm['method']}), **{confirm['glitches']} glitches**{wander}. "
@@ -604,7 +604,7 @@ def main(work, out):
         kind = key[len("floorconfirm-"):].rsplit("-64-clean-", 1)[0]
         found = (floors.get(f"{kind}-64-clean") or {}).get("found") or {}
         confirms.append({"path": key.split("-")[1], "setting": floor_setting(confirm),
-                         "lowest": found.get("step") is None or str(found.get("step")) == str(confirm.get("step")),
+                         "lowest": str(found.get("step")) == str(confirm.get("step")),
                          "seconds": confirm.get("windowSeconds"), "glitches": confirm.get("glitches"),
                          "oneWayMs": lat, "method": method, "cycles": cycles_of(confirm),
                          "episodes": confirm_episodes(confirm), "machineWake": confirm.get("machineWake")})

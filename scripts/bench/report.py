@@ -423,8 +423,9 @@ def floor_section(md, summary, results, meta):
                       f"and {leg.get('stealMilliseconds', 0):g} ms were stolen. "
                       "Episodes (s into the run: glitches, sender/receiver clock late wake-ups, probe late wake-ups, "
                       "the latest in µs and the CPUs of the probes that woke late, stolen ms): "
-                      + (", ".join(f"{e['start']:.1f}: {e['glitches']}, {e['senderLateWakes']}/{e['receiverLateWakes']}, "
-                                   f"{e['probeLateWakes']} ({e['probeWorstMicroseconds']:.0f}"
+                      + (", ".join(f"{e['start']:.1f}: {e['glitches']}, "
+                                   + (f"{e['senderLateWakes']}/{e['receiverLateWakes']}, " if leg["peerClocks"] else "–/–, ")
+                                   + f"{e['probeLateWakes']} ({e['probeWorstMicroseconds']:.0f}"
                                    + (f"; CPU {'+'.join(str(c) for c in e['probeCPUs'])}" if e.get('probeCPUs') else "")
                                    + f"), {e.get('stealMilliseconds', 0):g}"
                                    for e in leg["episodes"][:40]) or "none")

@@ -72,6 +72,8 @@ package struct JACKReceiverProcessor: ~Copyable {
         let width = channels * tracks
         let ports = width + (monitorMix == nil ? 0 : channels)
         for channel in 0..<ports where buffers[channel] == nil { return }
+        // Frames caught up: the timeline stepped (a server's stall, missed cycles), and with it maybe the play heads.
+        let stepped = skippedFrames > 0
         var skippedOffset = -skippedFrames
         while skippedOffset < 0 {
             let count = min(chunkFrames, -skippedOffset)
@@ -80,7 +82,7 @@ package struct JACKReceiverProcessor: ~Copyable {
             _ = table._withUnsafeGuaranteedRef { table in
                 ReceiverPort.mixPeriod(
                     of: table, into: mix, channels: channels, tracks: tracks, frames: count, now: now, captureClock: captureClock,
-                    deviceCatchesUp: false)
+                    deviceCatchesUp: false, deviceTimeStepped: stepped)
             }
             skippedOffset += count
         }
@@ -92,7 +94,7 @@ package struct JACKReceiverProcessor: ~Copyable {
             _ = table._withUnsafeGuaranteedRef { table in
                 ReceiverPort.mixPeriod(
                     of: table, into: mix, channels: channels, tracks: tracks, frames: count, now: now, captureClock: captureClock,
-                    deviceCatchesUp: false)
+                    deviceCatchesUp: false, deviceTimeStepped: stepped)
             }
             let sampleRate = sampleRate
             fader._withUnsafeGuaranteedRef { $0.apply(mix, frames: count, channels: width, sampleRate: sampleRate) }

@@ -110,6 +110,7 @@ public final class ReceiverPort: @unchecked Sendable {
     /// up to its time (`StreamReceiver.render`). A JACK cycle takes in everything: its time is a line fitted
     /// to the server's cycle starts, and with packets held back to it the JACK loop test's round trip jumped
     /// by 1.4–2.5 ms in two loaded runs while the legs' own figures stood still (not yet understood).
+    /// `deviceTimeStepped`: the JACK timeline caught up frames just before (`StreamReceiver.render`).
     ///
     /// - Returns: the capture time of the mix's first frame on `captureTimeOn` (nanoseconds): the first
     ///   stream's on that clock that knows it; `Int64.min` when none does (or `captureTimeOn` is nil).
@@ -118,7 +119,7 @@ public final class ReceiverPort: @unchecked Sendable {
     package static func mixPeriod(
         of table: ConnectionTable<ReceiveConnection>, into mix: UnsafeMutableBufferPointer<Float>, channels: Int, tracks: Int = 1,
         frames: Int, now: HostTime, captureClock: CaptureClockSource, captureTimeOn carried: CaptureClock? = nil,
-        deviceCatchesUp: Bool, deviceDelayLimitFrames: Int = 0
+        deviceCatchesUp: Bool, deviceDelayLimitFrames: Int = 0, deviceTimeStepped: Bool = false
     ) -> Int64 {
         let width = channels * tracks
         for index in 0..<(frames * width) { mix[index] = 0 }
@@ -126,7 +127,7 @@ public final class ReceiverPort: @unchecked Sendable {
         table.forEachActive { connection in
             let rendered = connection.receiver.render(
                 frames: frames, now: now, captureClockNow: captureClock.now(on: connection.captureClock, at: now),
-                deviceCatchesUp: deviceCatchesUp, deviceDelayLimitFrames: deviceDelayLimitFrames)
+                deviceCatchesUp: deviceCatchesUp, deviceDelayLimitFrames: deviceDelayLimitFrames, deviceTimeStepped: deviceTimeStepped)
             if captureTime == .min, connection.captureClock == carried { captureTime = rendered }
             let track = min(max(connection.trackIndex, 0), tracks - 1)
             ChannelMixer.add(

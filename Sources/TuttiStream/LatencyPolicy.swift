@@ -64,6 +64,22 @@ public struct LatencyPolicy: Sendable {
     public let stepThresholdFrames: Int
     /// How long (frames) it must stay there before the play head is moved back.
     public let stepConfirmationFrames: Int
+    /// `levelCorrection`: reads (frames) in a row that the latency has stood off the setpoint on one side, the
+    /// side (above: true), and the frames read since the last correction.
+    private var framesOffLevel = 0
+    private var offLevelAbove = false
+    private var framesSinceLevelCorrection = Int.max / 2
+    private var levelHoldoffFrames = 0
+    /// Frames of reads left in which `levelCorrection` watches, after the device's time base last stepped.
+    private var levelWatchFrames = 0
+    /// How far (frames) a fixed target's latency must stand off drift compensation's setpoint, on a clock
+    /// whose steps `stepCorrection` does not follow, to be moved back at once: three quarters of a packet (a
+    /// packet's move, measured a fraction of a frame short, counts), and at least 1 ms.
+    public let levelThresholdFrames: Int
+    /// How long (frames of reads) it must stand there: 50 ms.
+    public let levelConfirmationFrames: Int
+    /// How long (frames of reads) after the device's time base stepped `levelCorrection` watches: 1 s.
+    public let levelWatchLengthFrames: Int
 
     /// - Parameters:
     ///   - format: the negotiated stream.
@@ -75,6 +91,9 @@ public struct LatencyPolicy: Sendable {
         learningLength = max(1, periodsPerSecond)
         stepThresholdFrames = max(format.packetFrames / 2, format.sampleRate / 2_000)
         stepConfirmationFrames = format.sampleRate / 50
+        levelThresholdFrames = max(format.packetFrames * 3 / 4, format.sampleRate / 1_000)
+        levelConfirmationFrames = format.sampleRate / 20
+        levelWatchLengthFrames = format.sampleRate
     }
 
     /// The lowest latency, at or above `targetFrames`, at which reads of `readFrames` that come `phaseFrames`
@@ -273,6 +292,52 @@ public struct LatencyPolicy: Sendable {
         return nil
     }
 
+    /// The device's time base stepped just before this read: a JACK timeline caught up frames of a server's
+    /// stall or of missed cycles. `levelCorrection` watches for the next second. Device thread.
+    public mutating func deviceTimeStepped() { levelWatchFrames = levelWatchLengthFrames }
+
+    /// Fixed target on a JACK cycle, once per read while drift compensation holds `setpoint`, within a second
+    /// after the device's time base stepped (`deviceTimeStepped`): the frames to move the play head by
+    /// (positive: ahead, skipping audio; negative: back, repeating it) when the latency has stood about a
+    /// packet or more (`levelThresholdFrames`) off the setpoint, on one side, for 50 ms of reads
+    /// (`levelConfirmationFrames`), else nil.
+    ///
+    /// `stepCorrection` cannot run on a JACK cycle: there the fitted timeline itself moves the measured latency
+    /// by part of a cycle now and then (a stall's remainder, a line fitted again), and each such move would be
+    /// spliced. But a burst of server stalls and xruns can leave the play head a packet or two off where it
+    /// stood, over reads rather than in one jump: the lab's JACK loop (2026-11-29, 64-frame cycles, 4 ms target)
+    /// lost 2.6 ms of its buffer at once and then played 5,222 late packets while drift compensation slewed
+    /// back for 8 s; SIGSTOP bursts of the server left it 1–1.7 ms above for 10 s. The timeline's own moves
+    /// stay under 1 ms, and jitter does not move the latency (measured against the fastest recent packet).
+    /// Drift does, slowly, and while drift compensation converges on a clock hundreds of ppm off its level
+    /// swings by more than a packet: that is why the watch opens only when the device's time base stepped,
+    /// when a packet off for 50 ms is the step's. The head goes back to the setpoint, costing one splice and
+    /// the packets of those 50 ms. Device thread.
+    @_noLocks @_noAllocation
+    public mutating func levelCorrection(measuredLatency latency: Double, setpoint: Double, readFrames: Int) -> Int? {
+        guard placesFixedStart, levelWatchFrames > 0 else { return nil }
+        levelWatchFrames -= readFrames
+        if framesSinceLevelCorrection < levelHoldoffFrames {
+            // The correction's own splice plays out (a repetition takes as long as it is).
+            framesSinceLevelCorrection += readFrames
+            return nil
+        }
+        let off = latency - setpoint
+        guard abs(off) >= Double(levelThresholdFrames) else {
+            framesOffLevel = 0
+            return nil
+        }
+        if framesOffLevel > 0, (off > 0) != offLevelAbove { framesOffLevel = 0 }
+        offLevelAbove = off > 0
+        framesOffLevel += readFrames
+        guard framesOffLevel >= levelConfirmationFrames else { return nil }
+        framesOffLevel = 0
+        let shift = Int(off < 0 ? off - 0.5 : off + 0.5)  // to the nearest frame
+        framesSinceLevelCorrection = 0
+        levelHoldoffFrames = stepConfirmationFrames + abs(shift)
+        return shift
+    }
+
     /// Frames added to the aligned latency when reads vary by a frame around their nominal size (a resampler
     /// asks for one more or one fewer now and then): the latency may then wobble by that much and stays inside
     /// the aligned step, where the slack is the same.
@@ -306,6 +371,7 @@ public struct LatencyPolicy: Sendable {
             learningSum = 0
             previousLatency = nil
             latencyBeforeJump = nil
+            framesOffLevel = 0
             reset()
         }
         if format.adaptiveLatencyFrames != nil { return Double(statistics.targetFrames) }

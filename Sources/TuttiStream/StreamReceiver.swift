@@ -176,13 +176,18 @@ public final class StreamReceiver: @unchecked Sendable {
     ///     at a phase that adds to its latency (`LatencyPolicy.phaseDelayFrames`), this period plays silence and
     ///     the device is asked to come later; while it plays, to keep the reads' phase a frame at a time
     ///     (`LatencyPolicy.deviceMove`). `takeDeviceTimingRequest()` says what, after each call.
+    ///   - deviceTimeStepped: the device's time base stepped just before this read (a JACK timeline caught up
+    ///     a server's stall or missed cycles): with a fixed target, a latency left a packet off its setpoint is
+    ///     brought back at once within the next second (`LatencyPolicy.levelCorrection`).
     /// - Returns: the capture time of `output`'s first frame on the stream's capture clock (nanoseconds), or
     ///   `Int64.min` when unknown (concealment): what latency compensation needs, as the Audiobus receiver
     ///   port's timestamps give.
     @discardableResult
     public func render(
-        frames: Int, now: HostTime, captureClockNow: Int64, deviceCatchesUp: Bool = false, deviceDelayLimitFrames: Int = 0
+        frames: Int, now: HostTime, captureClockNow: Int64, deviceCatchesUp: Bool = false, deviceDelayLimitFrames: Int = 0,
+        deviceTimeStepped: Bool = false
     ) -> Int64 {
+        if deviceTimeStepped { policy.deviceTimeStepped() }
         let arrivedBy = deviceCatchesUp ? now + arrivalHorizon : HostTime(nanoseconds: .max)
         while ring.pop(arrivedBy: arrivedBy, { entry, payload in take(entry, payload) }) {}
         // In stream frames, rounded down: the delay asked for, rounded up to device frames, stays within the limit.
@@ -324,11 +329,17 @@ public final class StreamReceiver: @unchecked Sendable {
         let estimate = drift.driftEstimatePPM
         guard let setpoint = policy.driftSetpoint(statistics, measuredLatency: latency, reset: { drift.reset(driftPPM: estimate) })
         else { return }
-        // Paced clocks only: on a JACK cycle the fitted timeline itself steps now and then (the JACK loop test
-        // saw both legs "corrected" by 45 frames and the real round trip grow by as much).
+        // Steps from one read to the next on paced clocks only: on a JACK cycle the fitted timeline itself
+        // steps by part of a cycle now and then (the JACK loop test saw both legs "corrected" by 45 frames and
+        // the real round trip grow by as much); there, only a packet's distance from the setpoint held for 50 ms
+        // after the timeline stepped.
         if correctsSteps, let shift = policy.stepCorrection(measuredLatency: latency, readFrames: readFrames) {
             // A step, not drift: the play head goes back to where it stood at once (drift compensation saw the
             // step for 20 ms: too briefly to move its estimate).
+            jitterBuffer.realign(byFrames: shift)
+        } else if !correctsSteps,
+            let shift = policy.levelCorrection(measuredLatency: latency, setpoint: setpoint, readFrames: readFrames)
+        {
             jitterBuffer.realign(byFrames: shift)
         }
         if let group = driftGroup, inDriftGroup, !leadsDriftGroup {

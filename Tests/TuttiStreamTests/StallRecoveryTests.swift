@@ -31,8 +31,11 @@ final class StallRecoveryTests: XCTestCase {
     /// frames longer on the way.
     private func run(
         phase: Int64 = 27, stallAt: Int64 = 240_000, stall: Int64 = 0, sender: Bool = false, receiver: Bool = false,
-        delayStepAt: Int64 = .max, delayStep: Int64 = 0, headJump: Int64 = 0, packetCount: Int = 11_250
+        delayStepAt: Int64 = .max, delayStep: Int64 = 0, headJump: Int64 = 0, packetCount: Int = 11_250,
+        target: Int = 96, catchesUp: Bool = true, reportsStep: Bool = true
     ) -> Outcome {
+        let format = StreamFormat(
+            sampleRate: 48_000, channels: 2, sampleFormat: .l24, packetFrames: 64, targetLatencyFrames: target)
         let packets = makePackets(format: format, packetCount: packetCount, senderPeriod: 64)
         let origin = packets[0].sendFrame
         let stallStart = origin + stallAt
@@ -49,6 +52,9 @@ final class StallRecoveryTests: XCTestCase {
         var frame = queue[0].arrivalFrame + phase
         var outcome = Outcome(before: .init(), after: .init(), latencyBefore: 0, latencyAfter: 0, driftPPM: 0)
         var recorded = false
+        // A JACK cycle's timeline reports the step that moved the head (`deviceTimeStepped`), with the frames it
+        // catches up and with the read after it.
+        var stepToReport = false
         while next < queue.count {
             let stalled = receiver && frame > stallStart && frame <= stallEnd
             if !recorded, frame > stallStart - 48_000 {
@@ -62,13 +68,25 @@ final class StallRecoveryTests: XCTestCase {
                 // The device's reads jump without its time doing so: `headJump` frames read and thrown away
                 // (as for a stall that lost no time after all), or, negative, a period not read.
                 if headJump > 0 {
-                    receiverUnderTest.render(frames: Int(headJump), now: now, captureClockNow: now.nanoseconds, deviceCatchesUp: true)
+                    // In chunks of at most a period, as a JACK receiver catches up skipped frames.
+                    var thrownAway = 0
+                    while thrownAway < Int(headJump) {
+                        let chunk = min(read, Int(headJump) - thrownAway)
+                        receiverUnderTest.render(
+                            frames: chunk, now: now, captureClockNow: now.nanoseconds, deviceCatchesUp: catchesUp,
+                            deviceTimeStepped: !catchesUp && reportsStep)
+                        thrownAway += chunk
+                    }
+                    stepToReport = !catchesUp && reportsStep
                 } else {
+                    stepToReport = !catchesUp && reportsStep
                     frame += Int64(read)
                     continue
                 }
             }
-            receiverUnderTest.render(frames: read, now: now, captureClockNow: now.nanoseconds, deviceCatchesUp: true)
+            receiverUnderTest.render(
+                frames: read, now: now, captureClockNow: now.nanoseconds, deviceCatchesUp: catchesUp, deviceTimeStepped: stepToReport)
+            stepToReport = false
             frame += Int64(read)
         }
         outcome.after = receiverUnderTest.snapshot().statistics
@@ -174,6 +192,42 @@ final class StallRecoveryTests: XCTestCase {
             let missed = (outcome.after.late + outcome.after.lost) - (outcome.before.late + outcome.before.lost)
             XCTAssertLessThanOrEqual(missed, 16, "\(label): late for longer than the step's confirmation")
             XCTAssertLessThan(abs(outcome.driftPPM), 2, "\(label): drift compensation chased the jump")
+        }
+    }
+
+    func testOnAJACKCycleAPlayHeadAPacketOrMoreOffIsBroughtBackWithin50Milliseconds() {
+        // A JACK cycle (the device does not catch up; `stepCorrection` is off there) at a 3-packet target: the
+        // head jumps ahead by one or two 64-frame packets against the device's time, as a burst of server
+        // stalls left it in the lab (2.6 ms down, then 8 s of late packets while drift compensation slewed
+        // back), or back by one (a period not read).
+        // Within 50 ms of reads the head goes back to drift compensation's setpoint, once.
+        for jump: Int64 in [128, 64, -64] {
+            let outcome = run(headJump: jump, target: 192, catchesUp: false)
+            let label = "JACK play head jumped \(jump) frames"
+            XCTAssertEqual(outcome.after.resynchronizations, outcome.before.resynchronizations, label)
+            if jump > 0 {
+                XCTAssertEqual(Double(outcome.after.stretchedFrames - outcome.before.stretchedFrames), Double(jump), accuracy: 4, label)
+            } else {
+                XCTAssertEqual(Double(outcome.after.skippedFrames - outcome.before.skippedFrames), Double(-jump), accuracy: 4, label)
+            }
+            XCTAssertEqual(Double(outcome.latencyAfter), Double(outcome.latencyBefore), accuracy: 42_000, "\(label): within two frames")
+            let missed = (outcome.after.late + outcome.after.lost) - (outcome.before.late + outcome.before.lost)
+            // 50 ms of 64-frame packets (38), and those of the head's way back (a few).
+            XCTAssertLessThanOrEqual(missed, 44, "\(label): late for longer than the level's confirmation")
+            XCTAssertLessThan(abs(outcome.driftPPM), 2, "\(label): drift compensation chased the jump")
+        }
+    }
+
+    func testOnAJACKCycleAMoveUnderAPacketOrWithoutAStepIsLeftToDriftCompensation() {
+        // The fitted timeline moves the measured latency by part of a cycle now and then (under 1 ms); that
+        // is not spliced, nor is a packet's move when the timeline reported no step (drift compensation
+        // converging on a clock far off swings the level by that much).
+        for (jump, reportsStep): (Int64, Bool) in [(40, true), (24, true), (64, false), (-64, false)] {
+            let outcome = run(headJump: jump, target: 192, catchesUp: false, reportsStep: reportsStep)
+            let label = "JACK play head moved \(jump) frames, step reported: \(reportsStep)"
+            XCTAssertEqual(outcome.after.stretchedFrames, outcome.before.stretchedFrames, label)
+            XCTAssertEqual(outcome.after.skippedFrames, outcome.before.skippedFrames, label)
+            XCTAssertEqual(outcome.after.resynchronizations, outcome.before.resynchronizations, label)
         }
     }
 }

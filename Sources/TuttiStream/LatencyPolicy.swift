@@ -64,15 +64,14 @@ public struct LatencyPolicy: Sendable {
     public let stepThresholdFrames: Int
     /// How long (frames) it must stay there before the play head is moved back.
     public let stepConfirmationFrames: Int
-    /// `levelCorrection`: reads (frames) in a row that the latency has stood off the setpoint on one side, the
-    /// side (above: true), and the frames read since the last correction.
-    private var framesOffLevel = 0
-    private var offLevelAbove = false
+    /// `levelCorrection`: reads (frames) in a row that the latency has stood below the setpoint, and the frames
+    /// read since the last correction.
+    private var framesBelowLevel = 0
     private var framesSinceLevelCorrection = Int.max / 2
     private var levelHoldoffFrames = 0
     /// Frames of reads left in which `levelCorrection` watches, after the device's time base last stepped.
     private var levelWatchFrames = 0
-    /// How far (frames) a fixed target's latency must stand off drift compensation's setpoint, on a clock
+    /// How far (frames) a fixed target's latency must stand below drift compensation's setpoint, on a clock
     /// whose steps `stepCorrection` does not follow, to be moved back at once: three quarters of a packet (a
     /// packet's move, measured a fraction of a frame short, counts), and at least 1 ms.
     public let levelThresholdFrames: Int
@@ -297,22 +296,25 @@ public struct LatencyPolicy: Sendable {
     public mutating func deviceTimeStepped() { levelWatchFrames = levelWatchLengthFrames }
 
     /// Fixed target on a JACK cycle, once per read while drift compensation holds `setpoint`, within a second
-    /// after the device's time base stepped (`deviceTimeStepped`): the frames to move the play head by
-    /// (positive: ahead, skipping audio; negative: back, repeating it) when the latency has stood about a
-    /// packet or more (`levelThresholdFrames`) off the setpoint, on one side, for 50 ms of reads
-    /// (`levelConfirmationFrames`), else nil.
+    /// after the device's time base stepped (`deviceTimeStepped`): the frames to move the play head back by
+    /// (negative: repeating audio) when the latency has stood about a packet or more (`levelThresholdFrames`)
+    /// below the setpoint for 50 ms of reads (`levelConfirmationFrames`), else nil.
     ///
     /// `stepCorrection` cannot run on a JACK cycle: there the fitted timeline itself moves the measured latency
-    /// by part of a cycle now and then (a stall's remainder, a line fitted again), and each such move would be
-    /// spliced. But a burst of server stalls and xruns can leave the play head a packet or two off where it
-    /// stood, over reads rather than in one jump: the lab's JACK loop (2026-11-29, 64-frame cycles, 4 ms target)
-    /// lost 2.6 ms of its buffer at once and then played 5,222 late packets while drift compensation slewed
-    /// back for 8 s; SIGSTOP bursts of the server left it 1–1.7 ms above for 10 s. The timeline's own moves
-    /// stay under 1 ms, and jitter does not move the latency (measured against the fastest recent packet).
-    /// Drift does, slowly, and while drift compensation converges on a clock hundreds of ppm off its level
-    /// swings by more than a packet: that is why the watch opens only when the device's time base stepped,
-    /// when a packet off for 50 ms is the step's. The head goes back to the setpoint, costing one splice and
-    /// the packets of those 50 ms. Device thread.
+    /// now and then (a stall's remainder, a line fitted again), and each such move would be spliced. But a burst
+    /// of server stalls and xruns can leave the play head a packet or two ahead of where it stood: the lab's
+    /// JACK loop (2026-11-29, 64-frame cycles, 4 ms target) lost 2.6 ms of its buffer at once and then played
+    /// 5,222 late packets while drift compensation slewed back for 8 s. Drift moves the latency slowly, but
+    /// while drift compensation converges on a clock hundreds of ppm off its level swings by more than a
+    /// packet: the watch opens only when the device's time base stepped.
+    ///
+    /// Only down, never up. After a step the measured latency itself can stand a millisecond off for longer
+    /// than 50 ms while the timeline's line settles: moved ahead on such a reading (an earlier version did, in
+    /// either direction), the head played a millisecond short, and the lab's JACK loop at 2.5 packets counted
+    /// 83 glitches in 2 minutes against 30 without the correction. Moved back on a wrong reading, the stream
+    /// plays a millisecond later until drift compensation has slewed it back, without a late packet; moved back
+    /// on a right one, it costs one splice and the packets of those 50 ms instead of seconds of late ones.
+    /// Device thread.
     @_noLocks @_noAllocation
     public mutating func levelCorrection(measuredLatency latency: Double, setpoint: Double, readFrames: Int) -> Int? {
         guard placesFixedStart, levelWatchFrames > 0 else { return nil }
@@ -322,19 +324,17 @@ public struct LatencyPolicy: Sendable {
             framesSinceLevelCorrection += readFrames
             return nil
         }
-        let off = latency - setpoint
-        guard abs(off) >= Double(levelThresholdFrames) else {
-            framesOffLevel = 0
+        let below = setpoint - latency
+        guard below >= Double(levelThresholdFrames) else {
+            framesBelowLevel = 0
             return nil
         }
-        if framesOffLevel > 0, (off > 0) != offLevelAbove { framesOffLevel = 0 }
-        offLevelAbove = off > 0
-        framesOffLevel += readFrames
-        guard framesOffLevel >= levelConfirmationFrames else { return nil }
-        framesOffLevel = 0
-        let shift = Int(off < 0 ? off - 0.5 : off + 0.5)  // to the nearest frame
+        framesBelowLevel += readFrames
+        guard framesBelowLevel >= levelConfirmationFrames else { return nil }
+        framesBelowLevel = 0
+        let shift = -Int(below + 0.5)  // back, to the nearest frame
         framesSinceLevelCorrection = 0
-        levelHoldoffFrames = stepConfirmationFrames + abs(shift)
+        levelHoldoffFrames = stepConfirmationFrames - shift
         return shift
     }
 
@@ -371,7 +371,7 @@ public struct LatencyPolicy: Sendable {
             learningSum = 0
             previousLatency = nil
             latencyBeforeJump = nil
-            framesOffLevel = 0
+            framesBelowLevel = 0
             reset()
         }
         if format.adaptiveLatencyFrames != nil { return Double(statistics.targetFrames) }

@@ -177,7 +177,7 @@ public final class StreamReceiver: @unchecked Sendable {
     ///     the device is asked to come later; while it plays, to keep the reads' phase a frame at a time
     ///     (`LatencyPolicy.deviceMove`). `takeDeviceTimingRequest()` says what, after each call.
     ///   - deviceTimeStepped: the device's time base stepped just before this read (a JACK timeline caught up
-    ///     a server's stall or missed cycles): with a fixed target, a latency left a packet off its setpoint is
+    ///     a server's stall or missed cycles): with a fixed target, a latency left a packet below its setpoint is
     ///     brought back at once within the next second (`LatencyPolicy.levelCorrection`).
     /// - Returns: the capture time of `output`'s first frame on the stream's capture clock (nanoseconds), or
     ///   `Int64.min` when unknown (concealment): what latency compensation needs, as the Audiobus receiver
@@ -331,7 +331,7 @@ public final class StreamReceiver: @unchecked Sendable {
         else { return }
         // Steps from one read to the next on paced clocks only: on a JACK cycle the fitted timeline itself
         // steps by part of a cycle now and then (the JACK loop test saw both legs "corrected" by 45 frames and
-        // the real round trip grow by as much); there, only a packet's distance from the setpoint held for 50 ms
+        // the real round trip grow by as much); there, only a packet's fall below the setpoint held for 50 ms
         // after the timeline stepped.
         if correctsSteps, let shift = policy.stepCorrection(measuredLatency: latency, readFrames: readFrames) {
             // A step, not drift: the play head goes back to where it stood at once (drift compensation saw the

@@ -195,21 +195,17 @@ final class StallRecoveryTests: XCTestCase {
         }
     }
 
-    func testOnAJACKCycleAPlayHeadAPacketOrMoreOffIsBroughtBackWithin50Milliseconds() {
+    func testOnAJACKCycleAPlayHeadAPacketOrMoreAheadIsBroughtBackWithin50Milliseconds() {
         // A JACK cycle (the device does not catch up; `stepCorrection` is off there) at a 3-packet target: the
         // head jumps ahead by one or two 64-frame packets against the device's time, as a burst of server
         // stalls left it in the lab (2.6 ms down, then 8 s of late packets while drift compensation slewed
-        // back), or back by one (a period not read).
-        // Within 50 ms of reads the head goes back to drift compensation's setpoint, once.
-        for jump: Int64 in [128, 64, -64] {
+        // back). Within 50 ms of reads the head goes back to drift compensation's setpoint, once.
+        for jump: Int64 in [128, 64] {
             let outcome = run(headJump: jump, target: 192, catchesUp: false)
             let label = "JACK play head jumped \(jump) frames"
             XCTAssertEqual(outcome.after.resynchronizations, outcome.before.resynchronizations, label)
-            if jump > 0 {
-                XCTAssertEqual(Double(outcome.after.stretchedFrames - outcome.before.stretchedFrames), Double(jump), accuracy: 4, label)
-            } else {
-                XCTAssertEqual(Double(outcome.after.skippedFrames - outcome.before.skippedFrames), Double(-jump), accuracy: 4, label)
-            }
+            XCTAssertEqual(Double(outcome.after.stretchedFrames - outcome.before.stretchedFrames), Double(jump), accuracy: 4, label)
+            XCTAssertEqual(outcome.after.skippedFrames, outcome.before.skippedFrames, label)
             XCTAssertEqual(Double(outcome.latencyAfter), Double(outcome.latencyBefore), accuracy: 42_000, "\(label): within two frames")
             let missed = (outcome.after.late + outcome.after.lost) - (outcome.before.late + outcome.before.lost)
             // 50 ms of 64-frame packets (38), and those of the head's way back (a few).
@@ -218,11 +214,13 @@ final class StallRecoveryTests: XCTestCase {
         }
     }
 
-    func testOnAJACKCycleAMoveUnderAPacketOrWithoutAStepIsLeftToDriftCompensation() {
+    func testOnAJACKCycleAMoveUnderAPacketUpOrWithoutAStepIsLeftToDriftCompensation() {
         // The fitted timeline moves the measured latency by part of a cycle now and then (under 1 ms); that
         // is not spliced, nor is a packet's move when the timeline reported no step (drift compensation
-        // converging on a clock far off swings the level by that much).
-        for (jump, reportsStep): (Int64, Bool) in [(40, true), (24, true), (64, false), (-64, false)] {
+        // converging on a clock far off swings the level by that much), nor a head left behind (a period not
+        // read: the latency a packet higher, which drift compensation gives back without a late packet; after
+        // a step the measured latency can read that high for a while when it is not).
+        for (jump, reportsStep): (Int64, Bool) in [(40, true), (24, true), (64, false), (-64, false), (-64, true)] {
             let outcome = run(headJump: jump, target: 192, catchesUp: false, reportsStep: reportsStep)
             let label = "JACK play head moved \(jump) frames, step reported: \(reportsStep)"
             XCTAssertEqual(outcome.after.stretchedFrames, outcome.before.stretchedFrames, label)

@@ -317,7 +317,10 @@ public struct LatencyPolicy: Sendable {
     /// Device thread.
     @_noLocks @_noAllocation
     public mutating func levelCorrection(measuredLatency latency: Double, setpoint: Double, readFrames: Int) -> Int? {
-        guard placesFixedStart, levelWatchFrames > 0 else { return nil }
+        guard placesFixedStart, levelWatchFrames > 0 else {
+            framesBelowLevel = 0  // a count from an earlier watch must not shorten the next one's 50 ms
+            return nil
+        }
         levelWatchFrames -= readFrames
         if framesSinceLevelCorrection < levelHoldoffFrames {
             // The correction's own splice plays out (a repetition takes as long as it is).

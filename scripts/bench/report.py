@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Builds the bench report from a run's work directory: report.md, report.json and SVG plots.
 
-Usage: report.py WORK OUT     (WORK holds meta.json and results/*.json written by scripts/bench/run)
+Usage: report.py WORK OUT [--add]
+       (WORK holds meta.json and results/*.json written by scripts/bench/run; --add joins them to the report
+       already in OUT, a run of the same commit, instead of replacing it: `scripts/bench/run --add-to OUT`)
 
 Nothing here measures: every figure comes from results/*.json; a figure that was not measured is shown
 as "not measured" with the reason, never filled in.
@@ -22,6 +24,41 @@ def load(work):
     for path in sorted(glob.glob(os.path.join(work, "results", "*.json"))):
         results[os.path.basename(path)[:-5]] = json.load(open(path))
     return json.load(open(os.path.join(work, "meta.json"))), results
+
+
+# What a report keeps of each run that went into it.
+RUN_FIELDS = ("commit", "started", "finished", "only", "args", "tuttiSha256", "dirty", "floorSeconds", "floorConfirm",
+              "work")
+
+
+class MergeRefused(Exception):
+    """A run that cannot join the report in OUT (another commit, or no report there)."""
+
+
+def merge_runs(previous, meta, results):
+    """Joins a run (meta, results) to a report already written (previous: its report.json).
+
+    The report then describes one commit measured in several runs: meta["runs"] lists each run; a result
+    measured again replaces the earlier one, and the run that replaced it names it (meta["runs"][i]["replaced"]).
+    """
+    old_meta, old_results = previous["meta"], previous["results"]
+    if old_meta.get("commit") not in (meta.get("commit"), meta.get("sameSourcesAs")):
+        raise MergeRefused(f"the report measured commit {old_meta.get('commit')}, this run {meta.get('commit')}, "
+                           "whose Sources/ or Package.swift differ: one report measures one product")
+    runs = old_meta.get("runs") or [{k: old_meta.get(k) for k in RUN_FIELDS}]
+    run = {k: meta.get(k) for k in RUN_FIELDS}
+    run["replaced"] = sorted(set(old_results) & set(results))
+    merged = dict(meta)
+    merged["commit"] = old_meta["commit"]
+    merged["runs"] = runs + [run]
+    merged["started"] = min(r["started"] for r in merged["runs"])
+    merged["finished"] = max(r["finished"] for r in merged["runs"])
+    merged["dirty"] = any(r.get("dirty") for r in merged["runs"])
+    scenarios = []
+    for r in merged["runs"]:
+        scenarios += [s for s in (r.get("only") or "").split() if s not in scenarios]
+    merged["only"] = " ".join(scenarios)
+    return merged, {**old_results, **results}
 
 
 def fmt(value, digits=2, unit=""):
@@ -512,8 +549,13 @@ def scale_section(md, scale, meta):
                   "receiver.\n")
 
 
-def main(work, out):
+def main(work, out, add=False):
     meta, results = load(work)
+    if add:
+        previous = os.path.join(out, "report.json")
+        if not os.path.exists(previous):
+            raise MergeRefused(f"no report to add to: {previous} does not exist")
+        meta, results = merge_runs(json.load(open(previous)), meta, results)
     os.makedirs(out, exist_ok=True)
     md = []
     js = {"meta": meta, "results": results, "summary": {}}
@@ -522,13 +564,28 @@ def main(work, out):
     md.append(f"# Lab benchmark: Tutti and JackTrip side by side{' (quick)' if meta['quick'] else ''}\n")
     md.append("| | |\n|---|---|")
     md.append(f"| measured commit | `{meta['commit']}`{' (working tree dirty)' if meta['dirty'] else ''} |")
-    md.append(f"| run | {started:%Y-%m-%d %H:%M} UTC, {duration // 60} min {duration % 60} s |")
+    runs = meta.get("runs") or []
+    if len(runs) > 1:
+        for number, run in enumerate(runs, 1):
+            begun = datetime.datetime.fromtimestamp(run["started"], datetime.timezone.utc)
+            took = run["finished"] - run["started"]
+            replaced = run.get("replaced") or []
+            md.append(f"| run {number} of {len(runs)} | {begun:%Y-%m-%d %H:%M} UTC, {took // 60} min {took % 60} s: "
+                      f"{run.get('only')}; `scripts/bench/run {run.get('args') or '(arguments not recorded)'}`; "
+                      f"tutti sha256 {run.get('tuttiSha256')}…"
+                      + (f"; checkout `{run['commit'][:9]}` (its Sources/ and Package.swift are the measured commit's)"
+                         if run.get("commit") and run["commit"] != meta["commit"] else "")
+                      + (f"; measured again here: {', '.join(replaced)}" if replaced else "") + " |")
+    else:
+        md.append(f"| run | {started:%Y-%m-%d %H:%M} UTC, {duration // 60} min {duration % 60} s |")
     preemption = meta.get("preemption")
     md.append(f"| machine | {meta['nproc']} cores ({meta['machine']}), kernel {meta['kernel']}"
               + (f" (preemption: {preemption})" if preemption else "")
               + "; shared with other builds: figures are noisy |")
     md.append(f"| network impairment | `scripts/lab impair` backend: **{meta['backend']}** (each run's exact settings are in report.json) |")
-    md.append(f"| tutti | release build, sha256 {meta['tuttiSha256']}…; JACK ports: {'yes' if meta['tuttiJack'] else 'no (see Latency)'} |")
+    shas = sorted({run.get("tuttiSha256") for run in runs} | {meta["tuttiSha256"]})
+    md.append(f"| tutti | release build, sha256 {' / '.join(s + '…' for s in shas)}"
+              f"{' (one build per run: the same commit built again)' if len(shas) > 1 else ''}; JACK ports: {'yes' if meta['tuttiJack'] else 'no (see Latency)'} |")
     md.append(f"| JackTrip | {meta['jacktrip']}; jackd2 {meta['jackd']} (`jackd --realtime -P 80 -d dummy -r 48000 -p FRAMES`, one per lab host) |")
     md.append(f"| seeds, durations | impairment seed {meta['seed']} (h1 egress) and {meta['seed'] + 1} (h2 egress); "
               f"{meta['window']} s measured per run after {meta['settle']} s settling; clock {meta['clockWindow']} s |")
@@ -905,7 +962,11 @@ def main(work, out):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4) or sys.argv[3:] not in ([], ["--add"]):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    main(sys.argv[1], sys.argv[2])
+    try:
+        main(sys.argv[1], sys.argv[2], add=sys.argv[3:] == ["--add"])
+    except MergeRefused as refusal:
+        print(f"report: {refusal}", file=sys.stderr)
+        sys.exit(2)

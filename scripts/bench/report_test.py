@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Tests of report.py's joining of runs (scripts/bench/run --add-to): python3 scripts/bench/report_test.py"""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report  # noqa: E402
+
+
+def meta(commit, started, only, sha="aaaa", dirty=False):
+    return {"commit": commit, "started": started, "finished": started + 600, "only": only,
+            "args": f"--only {only}", "tuttiSha256": sha, "dirty": dirty, "floorSeconds": 60}
+
+
+class MergeRunsTests(unittest.TestCase):
+    def setUp(self):
+        self.first = {"meta": meta("c1", 1000, "latency floor"),
+                      "results": {"latency-tutti-64-clean": {"n": 1}, "machine-wake": {"run": 1}}}
+
+    def test_a_run_of_another_commit_is_refused(self):
+        with self.assertRaises(report.MergeRefused) as refused:
+            report.merge_runs(self.first, meta("c2", 5000, "floor"), {"floor-x": {}})
+        self.assertIn("c1", str(refused.exception))
+        self.assertIn("c2", str(refused.exception))
+
+    def test_a_later_checkout_with_the_same_sources_may_join(self):
+        later = meta("c9", 5000, "floor")
+        later["sameSourcesAs"] = "c1"
+        merged, _ = report.merge_runs(self.first, later, {"floor-x": {}})
+        self.assertEqual(merged["commit"], "c1")
+        self.assertEqual([r["commit"] for r in merged["runs"]], ["c1", "c9"])
+
+    def test_the_joined_report_keeps_both_runs_results_and_names_what_was_measured_again(self):
+        merged, results = report.merge_runs(self.first, meta("c1", 5000, "floor clock", sha="bbbb"),
+                                            {"machine-wake": {"run": 2}, "floor-paced-32-clean-3": {"g": 0}})
+        self.assertEqual(sorted(results), ["floor-paced-32-clean-3", "latency-tutti-64-clean", "machine-wake"])
+        self.assertEqual(results["machine-wake"], {"run": 2})
+        self.assertEqual([r["started"] for r in merged["runs"]], [1000, 5000])
+        self.assertEqual([r["tuttiSha256"] for r in merged["runs"]], ["aaaa", "bbbb"])
+        self.assertEqual(merged["runs"][1]["replaced"], ["machine-wake"])
+        self.assertEqual((merged["started"], merged["finished"]), (1000, 5600))
+        self.assertEqual(merged["only"], "latency floor clock")
+
+    def test_a_third_run_joins_the_list_and_a_dirty_part_marks_the_report_dirty(self):
+        merged, results = report.merge_runs(self.first, meta("c1", 5000, "floor"), {"a": {}})
+        merged, results = report.merge_runs({"meta": merged, "results": results},
+                                            meta("c1", 9000, "cpu", dirty=True), {"b": {}})
+        self.assertEqual(len(merged["runs"]), 3)
+        self.assertTrue(merged["dirty"])
+        self.assertEqual(set(results), {"latency-tutti-64-clean", "machine-wake", "a", "b"})
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -27,7 +27,7 @@ def load(work):
 
 
 # What a report keeps of each run that went into it.
-RUN_FIELDS = ("commit", "started", "finished", "only", "args", "tuttiSha256", "dirty", "floorSeconds", "floorConfirm",
+RUN_FIELDS = ("commit", "quick", "started", "finished", "only", "args", "tuttiSha256", "dirty", "floorSeconds", "floorConfirm",
               "work")
 
 
@@ -48,8 +48,12 @@ def merge_runs(previous, meta, results):
     runs = old_meta.get("runs") or [{k: old_meta.get(k) for k in RUN_FIELDS}]
     run = {k: meta.get(k) for k in RUN_FIELDS}
     run["replaced"] = sorted(set(old_results) & set(results))
-    merged = dict(meta)
+    # The latest run's description of the machine and tools, but not a figure it could not read (the lab's
+    # impairment backend is "unknown" to a part that impaired nothing).
+    merged = dict(old_meta)
+    merged.update({k: v for k, v in meta.items() if v not in (None, "", "unknown")})
     merged["commit"] = old_meta["commit"]
+    merged["quick"] = all(r.get("quick") for r in runs + [run])
     merged["runs"] = runs + [run]
     merged["started"] = min(r["started"] for r in merged["runs"])
     merged["finished"] = max(r["finished"] for r in merged["runs"])

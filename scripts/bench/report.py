@@ -3,7 +3,7 @@
 
 Usage: report.py WORK OUT [--add]
        (WORK holds meta.json and results/*.json written by scripts/bench/run; --add joins them to the report
-       already in OUT, a run of the same commit, instead of replacing it: `scripts/bench/run --add-to OUT`)
+       already in OUT (a commit with the same Sources/ and Package.swift) instead of replacing it: `scripts/bench/run --add-to OUT`)
 
 Nothing here measures: every figure comes from results/*.json; a figure that was not measured is shown
 as "not measured" with the reason, never filled in.
@@ -32,7 +32,7 @@ RUN_FIELDS = ("commit", "quick", "started", "finished", "only", "args", "tuttiSh
 
 
 class MergeRefused(Exception):
-    """A run that cannot join the report in OUT (another commit, or no report there)."""
+    """A run that cannot join the report in OUT (other product sources, or no report there)."""
 
 
 def merge_runs(previous, meta, results):
@@ -589,7 +589,7 @@ def main(work, out, add=False):
     md.append(f"| network impairment | `scripts/lab impair` backend: **{meta['backend']}** (each run's exact settings are in report.json) |")
     shas = sorted({run.get("tuttiSha256") for run in runs} | {meta["tuttiSha256"]})
     md.append(f"| tutti | release build, sha256 {' / '.join(s + '…' for s in shas)}"
-              f"{' (one build per run: the same commit built again)' if len(shas) > 1 else ''}; JACK ports: {'yes' if meta['tuttiJack'] else 'no (see Latency)'} |")
+              f"{' (one build per part: the same sources built again)' if len(shas) > 1 else ''}; JACK ports: {'yes' if meta['tuttiJack'] else 'no (see Latency)'} |")
     md.append(f"| JackTrip | {meta['jacktrip']}; jackd2 {meta['jackd']} (`jackd --realtime -P 80 -d dummy -r 48000 -p FRAMES`, one per lab host) |")
     md.append(f"| seeds, durations | impairment seed {meta['seed']} (h1 egress) and {meta['seed'] + 1} (h2 egress); "
               f"{meta['window']} s measured per run after {meta['settle']} s settling; clock {meta['clockWindow']} s |")

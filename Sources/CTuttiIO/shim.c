@@ -13,6 +13,9 @@
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
 #endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
 
 int CTuttiIO_recvmmsg(int fd, CTuttiIO_mmsghdr *messages, unsigned int count, int flags) {
     _Static_assert(sizeof(CTuttiIO_mmsghdr) == sizeof(struct mmsghdr), "mmsghdr layout");
@@ -47,6 +50,25 @@ void CTuttiIO_setSegmentSize(void *control, uint16_t segmentBytes) {
 }
 
 size_t CTuttiIO_timestampControlSpace(void) { return CMSG_SPACE(sizeof(struct timespec)); }
+
+int CTuttiIO_receiveSegmentSize(const struct msghdr *message) {
+    for (struct cmsghdr *c = CMSG_FIRSTHDR((struct msghdr *)message); c != NULL;
+         c = CMSG_NXTHDR((struct msghdr *)message, c)) {
+        if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO && c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+            int size;
+            memcpy(&size, CMSG_DATA(c), sizeof(size));
+            return size > 0 ? size : 0;
+        }
+    }
+    return 0;
+}
+
+size_t CTuttiIO_receiveControlSpace(void) { return CMSG_SPACE(sizeof(struct timespec)) + CMSG_SPACE(sizeof(int)); }
+
+int CTuttiIO_enableReceiveCoalescing(int fd) {
+    int on = 1;
+    return setsockopt(fd, SOL_UDP, UDP_GRO, &on, sizeof(on));
+}
 
 #ifdef __linux__
 int CTuttiIO_epollCreate(void) { return epoll_create1(EPOLL_CLOEXEC); }

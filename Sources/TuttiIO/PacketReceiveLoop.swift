@@ -24,7 +24,9 @@ package typealias DatagramHandler =
 
 /// One network I/O thread for many UDP sockets: it waits in `epoll_wait`, takes every ready socket's queued
 /// datagrams with one `recvmmsg` each (a `UDPReceiveBatch`, so kernel arrival times), and hands each
-/// datagram to the handler registered for its socket.
+/// datagram to the handler registered for its socket. It turns on `UDPSocket.enableReceiveCoalescing()` for the
+/// sockets it serves: a peer's period of streams, sent as one GSO message, arrives as one merged message that
+/// the batch cuts back into datagrams (one socket enqueue and one copy, not one per stream).
 ///
 /// **Threads.** The control plane calls `register`, `unregister`, `start`, `stop` and reads `statistics`
 /// (these four are serialised by a mutex the serving thread never takes). Handlers run on the serving thread:
@@ -166,7 +168,7 @@ package final class PacketReceiveLoop: @unchecked Sendable {
         counters = .allocate(capacity: 5)
         for index in 0..<5 { (counters + index).initialize(to: Atomic(0)) }
         batch = .allocate(capacity: 1)
-        batch.initialize(to: UDPReceiveBatch(capacity: batchCapacity))
+        batch.initialize(to: UDPReceiveBatch(capacity: batchCapacity, coalescing: true))
         events = .allocate(capacity: capacity + 1)
         tokens = .allocate(capacity: capacity + 1)
         tally = .allocate(capacity: 1)
@@ -206,6 +208,9 @@ package final class PacketReceiveLoop: @unchecked Sendable {
         let result: Result<Registration, SystemError> = control.withLock { control in
             guard let index = (0..<capacity).first(where: { states[$0].load(ordering: .acquiring) == SlotState.empty.rawValue })
             else { return .failure(SystemError("register socket: the receive loop serves \(capacity) already", errno: ENOSPC)) }
+            // Its datagrams may come merged (a peer's GSO send of a period's streams): the loop's batch cuts
+            // them apart, one socket enqueue and one copy per merged message instead of per datagram.
+            socket.enableReceiveCoalescing()
             let generation = control.nextGeneration
             control.nextGeneration = generation == UInt32.max ? 1 : generation + 1
             slots[index] = Slot(
@@ -377,7 +382,7 @@ package final class PacketReceiveLoop: @unchecked Sendable {
                         min(max(batch.pointee.arrival(at: message).nanoseconds, earliest), latest))
                 }
                 handled += received
-                if received < batch.pointee.capacity { break }
+                if batch.pointee.messages < batch.pointee.capacity { break }
             }
         }
         tally.pointee.wakeUps &+= 1

@@ -145,6 +145,10 @@ internal func system_sendmmsg(_ fd: Int32, _ messages: UnsafeMutablePointer<CTut
     CTuttiIO_sendmmsg(fd, messages, count, flags)
 }
 
+/// `setsockopt(fd, SOL_UDP, UDP_GRO, 1)` (the shim names the constant Swift's Glibc module does not show).
+@inline(__always)
+internal func system_enable_udp_gro(_ fd: Int32) -> Int32 { CTuttiIO_enableReceiveCoalescing(fd) }
+
 /// `epoll_create1(EPOLL_CLOEXEC)`.
 @inline(__always)
 internal func system_epoll_create() -> Int32 { CTuttiIO_epollCreate() }

@@ -120,6 +120,16 @@ public final class UDPSocket: @unchecked Sendable {
         system_send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT)) == bytes.count
     }
 
+    /// Lets the kernel hand datagrams of one flow that arrive together (a peer's GSO send of a period's
+    /// streams, or packets a NIC's GRO merged) to this socket as one coalesced message (`UDP_GRO`), which a
+    /// coalescing `UDPReceiveBatch` cuts back into datagrams: one socket enqueue and one copy per batch instead
+    /// of per datagram. Only for a socket whose every receive goes through such a batch (a `PacketReceiveLoop`
+    /// turns it on for the sockets it serves); `receive(into:timeoutMilliseconds:)` would see the merged bytes.
+    /// Returns `false` where the kernel lacks it (before Linux 5.0): datagrams then come one by one, as
+    /// before. Control plane.
+    @discardableResult
+    public func enableReceiveCoalescing() -> Bool { system_enable_udp_gro(descriptor) == 0 }
+
     /// Waits up to `timeoutMilliseconds` until a datagram is queued (for a `UDPReceiveBatch`). Returns `false`
     /// on timeout or interruption. Realtime-safe: blocks in `poll`, allocates nothing.
     public func waitUntilReadable(timeoutMilliseconds: Int32) -> Bool {

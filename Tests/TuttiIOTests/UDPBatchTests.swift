@@ -43,27 +43,73 @@ final class UDPBatchTests: XCTestCase {
         XCTAssertEqual(batch.source(at: 0).description.hasSuffix(":\(sender.localPort)"), true)
     }
 
+    /// Also in a coalescing batch, whose 64 KiB slots take the long datagram whole: it is still longer than a
+    /// datagram may be, so it is reported truncated and only its first `datagramCapacity` bytes are given.
     func testATruncatedDatagramIsReportedWithItsFullLengthBetweenIntactOnes() throws {
+        for coalescing in [false, true] {
+            let receiver = try UDPSocket()
+            if coalescing { XCTAssertTrue(receiver.enableReceiveCoalescing()) }
+            let sender = try UDPSocket()
+            let destination = sender.destination(try UDPAddress(host: "127.0.0.1", port: receiver.localPort))
+            sender.send(datagram(1, bytes: 64), to: destination)
+            sender.send(datagram(2, bytes: 3_000), to: destination)
+            sender.send(datagram(3, bytes: 64), to: destination)
+            var batch = UDPReceiveBatch(capacity: 8, coalescing: coalescing)
+            var seen: [(sequence: UInt32, length: Int, truncated: Bool, bytes: Int)] = []
+            let deadline = MonotonicClock().now() + .seconds(5)
+            while seen.count < 3, MonotonicClock().now() < deadline {
+                guard receiver.waitUntilReadable(timeoutMilliseconds: 100) else { continue }
+                for index in 0..<batch.receive(from: receiver) {
+                    let bytes = batch.datagram(at: index)
+                    seen.append((bytes.load(as: UInt32.self), batch.length(at: index), batch.isTruncated(at: index), bytes.count))
+                }
+            }
+            let label = coalescing ? "coalescing" : "plain"
+            XCTAssertEqual(seen.map(\.sequence), [1, 2, 3], label)
+            XCTAssertEqual(seen.map(\.length), [64, 3_000, 64], label)
+            XCTAssertEqual(seen.map(\.truncated), [false, true, false], label)
+            XCTAssertEqual(seen.map(\.bytes), [64, StreamLimits.maxDatagramBytes, 64], label)
+        }
+    }
+
+    /// A GSO send of nine datagrams (eight of 80 bytes and a last one of 30) reaches a socket with receive
+    /// coalescing on as one merged message, which a coalescing batch cuts back into the nine datagrams, in
+    /// order, each with its own bytes, all with the message's kernel arrival time and source.
+    func testAMergedMessageIsCutBackIntoTheDatagramsThatWereSent() throws {
         let receiver = try UDPSocket()
+        XCTAssertTrue(receiver.enableReceiveCoalescing(), "UDP_GRO (Linux 5.0 and later)")
         let sender = try UDPSocket()
-        let destination = sender.destination(try UDPAddress(host: "127.0.0.1", port: receiver.localPort))
-        sender.send(datagram(1, bytes: 64), to: destination)
-        sender.send(datagram(2, bytes: 3_000), to: destination)
-        sender.send(datagram(3, bytes: 64), to: destination)
-        var batch = UDPReceiveBatch(capacity: 8)
-        var seen: [(sequence: UInt32, length: Int, truncated: Bool, bytes: Int)] = []
+        try sender.connect(to: sender.destination(try UDPAddress(host: "127.0.0.1", port: receiver.localPort)))
+        var segment: Int32 = 80
+        XCTAssertEqual(setsockopt(sender.descriptor, Int32(IPPROTO_UDP), 103 /* UDP_SEGMENT */, &segment, 4), 0)
+        var payload: [UInt8] = []
+        for sequence in 0..<8 { payload += datagram(UInt32(500 + sequence), bytes: 80) }
+        payload += datagram(UInt32(508), bytes: 30)
+        XCTAssertTrue(sender.send(payload), "one send, cut by the kernel into nine datagrams")
+        var batch = UDPReceiveBatch(capacity: 4, coalescing: true)
+        var seen: [(sequence: UInt32, bytes: Int)] = []
+        var messages = 0
         let deadline = MonotonicClock().now() + .seconds(5)
-        while seen.count < 3, MonotonicClock().now() < deadline {
+        while seen.count < 9, MonotonicClock().now() < deadline {
             guard receiver.waitUntilReadable(timeoutMilliseconds: 100) else { continue }
-            for index in 0..<batch.receive(from: receiver) {
+            let received = batch.receive(from: receiver)
+            messages += batch.messages
+            for index in 0..<received {
+                XCTAssertFalse(batch.isTruncated(at: index))
+                XCTAssertEqual(batch.arrival(at: index), batch.arrival(at: 0))
+                XCTAssertEqual(batch.source(at: index).description.hasSuffix(":\(sender.localPort)"), true)
                 let bytes = batch.datagram(at: index)
-                seen.append((bytes.load(as: UInt32.self), batch.length(at: index), batch.isTruncated(at: index), bytes.count))
+                XCTAssertEqual(bytes.count, batch.length(at: index))
+                XCTAssertTrue(bytes.dropFirst(4).allSatisfy { $0 == 0xA5 }, "datagram \(index)'s own bytes")
+                seen.append((bytes.load(as: UInt32.self), bytes.count))
             }
         }
-        XCTAssertEqual(seen.map(\.sequence), [1, 2, 3])
-        XCTAssertEqual(seen.map(\.length), [64, 3_000, 64])
-        XCTAssertEqual(seen.map(\.truncated), [false, true, false])
-        XCTAssertEqual(seen.map(\.bytes), [64, StreamLimits.maxDatagramBytes, 64])
+        XCTAssertEqual(seen.map(\.sequence), (500...508).map { UInt32($0) })
+        XCTAssertEqual(seen.map(\.bytes), Array(repeating: 80, count: 8) + [30])
+        XCTAssertEqual(messages, 1, "one merged message on loopback")
+        XCTAssertEqual(batch.coalescedMessages, 1)
+        XCTAssertEqual(batch.droppedSegments, 0)
+        XCTAssertEqual(batch.kernelTimestamped, 9, "each datagram timed by its message's kernel timestamp")
     }
 
     func testAnEmptySocketGivesAnEmptyBatchWithoutBlocking() throws {

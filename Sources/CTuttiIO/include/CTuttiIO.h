@@ -42,6 +42,17 @@ int CTuttiIO_receiveTimestamp(const struct msghdr *message, struct timespec *sta
 /// `CMSG_SPACE(sizeof(struct timespec))`: control bytes a receive needs for one timestamp.
 size_t CTuttiIO_timestampControlSpace(void);
 
+/// The segment size of a coalesced receive (`SOL_UDP`/`UDP_GRO`: the message holds datagrams of that many bytes
+/// back to back, the last one possibly shorter) among `message`'s control messages; 0 when absent (one datagram).
+int CTuttiIO_receiveSegmentSize(const struct msghdr *message);
+
+/// Control bytes a receive needs for a timestamp and a segment size.
+size_t CTuttiIO_receiveControlSpace(void);
+
+/// `setsockopt(fd, SOL_UDP, UDP_GRO, 1)`: the kernel may hand datagrams of one flow that arrive together as one
+/// coalesced message (Linux 5.0 and later). Returns 0 or -1 (errno).
+int CTuttiIO_enableReceiveCoalescing(int fd);
+
 #ifdef __linux__
 /// `epoll_create1(EPOLL_CLOEXEC)`.
 int CTuttiIO_epollCreate(void);

@@ -11,7 +11,9 @@ struct tutti_srtp_gcm {
     uint32_t roc;
     uint16_t highest;
     int seen;
-    /* Receiver: the replay window, a bit per index behind `newest` (bit 0: newest). */
+    /* Receiver: the replay window, a ring of `window` bits: index i's bit at position i mod window (set: seen).
+       The bits of the `window` indices up to `newest` are current; moving `newest` on clears the bits of the
+       indices it passes, so a packet costs one or two bit operations, not a shift of the whole window. */
     uint64_t newest;
     uint32_t window;
     uint64_t *bits;
@@ -102,37 +104,39 @@ int tutti_srtp_gcm_protect(tutti_srtp_gcm *c, uint8_t *p, int length, int capaci
     return length + 16;
 }
 
+static inline int ring_bit(const uint64_t *bits, uint32_t window, uint64_t i) {
+    uint64_t at = i % window;
+    return (int)(bits[at / 64] >> (at % 64) & 1);
+}
+
+static inline void ring_set(uint64_t *bits, uint32_t window, uint64_t i, int on) {
+    uint64_t at = i % window;
+    if (on) bits[at / 64] |= (uint64_t)1 << (at % 64);
+    else bits[at / 64] &= ~((uint64_t)1 << (at % 64));
+}
+
 /* Whether index `i` is new: ahead of the newest, or behind it inside the window and not seen. */
 static int replay_check(const tutti_srtp_gcm *c, uint64_t i) {
     if (!c->seen || i > c->newest) return 1;
     uint64_t behind = c->newest - i;
     if (behind >= c->window) return 0;
-    return !(c->bits[behind / 64] >> (behind % 64) & 1);
+    return !ring_bit(c->bits, c->window, i);
 }
 
 static void replay_add(tutti_srtp_gcm *c, uint64_t i) {
     if (!c->seen || i > c->newest) {
         uint64_t shift = c->seen ? i - c->newest : c->window;
-        uint32_t words = c->window / 64;
         if (shift >= c->window) {
-            memset(c->bits, 0, words * sizeof(uint64_t));
+            memset(c->bits, 0, c->window / 64 * sizeof(uint64_t));
         } else {
-            /* Move every bit `shift` places further behind (towards higher positions). */
-            uint32_t w = (uint32_t)(shift / 64), b = (uint32_t)(shift % 64);
-            for (int k = (int)words - 1; k >= 0; k--) {
-                uint64_t v = 0;
-                if (k - (int)w >= 0) v = c->bits[k - w] << b;
-                if (b && k - (int)w - 1 >= 0) v |= c->bits[k - w - 1] >> (64 - b);
-                c->bits[k] = v;
-            }
+            /* The indices passed over (newest + 1 ... i) were not seen: their ring positions held indices a
+               window older. */
+            for (uint64_t k = c->newest + 1; k <= i; k++) ring_set(c->bits, c->window, k, 0);
         }
         c->newest = i;
         c->seen = 1;
-        c->bits[0] |= 1;
-    } else {
-        uint64_t behind = c->newest - i;
-        c->bits[behind / 64] |= (uint64_t)1 << (behind % 64);
     }
+    ring_set(c->bits, c->window, i, 1);
 }
 
 /* Verifies and decrypts under roll-over counter `roc`; on success updates the replay window and the state. */
@@ -206,8 +210,13 @@ void tutti_srtp_gcm_adopt(tutti_srtp_gcm *to, const tutti_srtp_gcm *from) {
     to->highest = from->highest;
     to->seen = from->seen;
     to->newest = from->newest;
-    uint32_t words = (to->window < from->window ? to->window : from->window) / 64;
-    memcpy(to->bits, from->bits, words * sizeof(uint64_t));
+    /* The newest min(windows) indices' bits, each moved to its place in `to`'s ring. */
+    uint32_t kept = to->window < from->window ? to->window : from->window;
+    memset(to->bits, 0, to->window / 64 * sizeof(uint64_t));
+    for (uint64_t k = 0; from->seen && k < kept && k <= from->newest; k++) {
+        uint64_t i = from->newest - k;
+        if (ring_bit(from->bits, from->window, i)) ring_set(to->bits, to->window, i, 1);
+    }
     to->last_sent = from->last_sent;
     to->sent = from->sent;
     to->highest_timestamp = from->highest_timestamp;

@@ -24,6 +24,13 @@ public enum ChannelMixer {
     ) {
         precondition(firstChannel >= 0 && firstChannel + portChannels <= frameWidth)
         precondition(stream.count >= frames * streamChannels && mix.count >= frames * frameWidth)
+        if streamChannels == portChannels, frameWidth == portChannels, frames > 0,
+            let from = UnsafePointer(stream.baseAddress), let to = mix.baseAddress
+        {
+            // The usual case (a stream as wide as its port, the port mixing): one contiguous sum, vectorised.
+            for index in 0..<(frames &* frameWidth) { to[index] += from[index] }
+            return
+        }
         for frame in 0..<frames {
             let base = frame * frameWidth + firstChannel
             for channel in 0..<portChannels {

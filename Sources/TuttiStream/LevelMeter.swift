@@ -46,16 +46,9 @@ public struct LevelMeter: Sendable {
         var frame = 0
         while frame < frames {
             let take = min(frames - frame, windowFrames - framesInWindow)
-            var windowPeak = peak
-            var sum = 0.0
-            for index in (frame * channels)..<((frame + take) * channels) {
-                let sample = samples[index]
-                let magnitude = sample.magnitude
-                if magnitude > windowPeak { windowPeak = magnitude }
-                sum += Double(sample) * Double(sample)
-            }
-            peak = windowPeak
-            sumOfSquares += sum
+            let (chunkPeak, chunkSum) = Self.peakAndSumOfSquares(samples, from: frame * channels, to: (frame + take) * channels)
+            if chunkPeak > peak { peak = chunkPeak }
+            sumOfSquares += chunkSum
             framesInWindow += take
             samplesInWindow += take * channels
             frame += take
@@ -68,6 +61,49 @@ public struct LevelMeter: Sendable {
             }
         }
         return completed
+    }
+}
+
+extension LevelMeter {
+    /// The largest magnitude and the sum of squares of `samples[start..<end]`, eight samples at a time into
+    /// eight independent accumulators (squares summed in `Double`, exact as before up to the order of the
+    /// additions), so a period costs about a cycle a sample rather than one dependent addition each. NaN samples
+    /// are skipped by the peak and make the sum NaN, as before. Realtime-safe: yes.
+    @inline(__always)
+    static func peakAndSumOfSquares(_ samples: UnsafeBufferPointer<Float>, from start: Int, to end: Int) -> (Float, Double) {
+        guard let base = samples.baseAddress, end > start else { return (0, 0) }
+        var index = start
+        var peaks: (Float, Float, Float, Float, Float, Float, Float, Float) = (0, 0, 0, 0, 0, 0, 0, 0)
+        var sums: (Double, Double, Double, Double, Double, Double, Double, Double) = (0, 0, 0, 0, 0, 0, 0, 0)
+        while index + 8 <= end {
+            let x = base + index
+            sums.0 += Double(x[0]) * Double(x[0])
+            sums.1 += Double(x[1]) * Double(x[1])
+            sums.2 += Double(x[2]) * Double(x[2])
+            sums.3 += Double(x[3]) * Double(x[3])
+            sums.4 += Double(x[4]) * Double(x[4])
+            sums.5 += Double(x[5]) * Double(x[5])
+            sums.6 += Double(x[6]) * Double(x[6])
+            sums.7 += Double(x[7]) * Double(x[7])
+            if x[0].magnitude > peaks.0 { peaks.0 = x[0].magnitude }
+            if x[1].magnitude > peaks.1 { peaks.1 = x[1].magnitude }
+            if x[2].magnitude > peaks.2 { peaks.2 = x[2].magnitude }
+            if x[3].magnitude > peaks.3 { peaks.3 = x[3].magnitude }
+            if x[4].magnitude > peaks.4 { peaks.4 = x[4].magnitude }
+            if x[5].magnitude > peaks.5 { peaks.5 = x[5].magnitude }
+            if x[6].magnitude > peaks.6 { peaks.6 = x[6].magnitude }
+            if x[7].magnitude > peaks.7 { peaks.7 = x[7].magnitude }
+            index += 8
+        }
+        var sum = ((sums.0 + sums.1) + (sums.2 + sums.3)) + ((sums.4 + sums.5) + (sums.6 + sums.7))
+        var peak = max(max(max(peaks.0, peaks.1), max(peaks.2, peaks.3)), max(max(peaks.4, peaks.5), max(peaks.6, peaks.7)))
+        while index < end {
+            let sample = base[index]
+            if sample.magnitude > peak { peak = sample.magnitude }
+            sum += Double(sample) * Double(sample)
+            index += 1
+        }
+        return (peak, sum)
     }
 }
 

@@ -83,12 +83,21 @@ public struct PacketLossConcealer: ~Copyable {
 
     /// Remembers `frames` output frames (interleaved, starting at frame `start` of `samples`). Realtime-safe.
     public mutating func record(_ samples: UnsafeMutableBufferPointer<Float>, from start: Int, frames: Int) {
-        for frame in 0..<frames {
-            let source = (start + frame) * channels
-            let destination = historyEnd * channels
-            for channel in 0..<channels { history[destination + channel] = samples[source + channel] }
-            historyEnd += 1
+        guard frames > 0, let source = samples.baseAddress, let destination = history.baseAddress else { return }
+        precondition(samples.count >= (start + frames) * channels)
+        // Only the newest `historyFrames` frames can stay; they go in as at most two contiguous copies (up to
+        // the ring's end, then from its start).
+        let kept = min(frames, historyFrames)
+        var from = start + frames - kept
+        if kept < frames { historyEnd = (historyEnd + frames - kept) % historyFrames }
+        var remaining = kept
+        while remaining > 0 {
+            let run = min(remaining, historyFrames - historyEnd)
+            (destination + historyEnd * channels).update(from: source + from * channels, count: run * channels)
+            historyEnd += run
             if historyEnd == historyFrames { historyEnd = 0 }
+            from += run
+            remaining -= run
         }
         historyCount = min(historyFrames, historyCount + frames)
     }

@@ -27,6 +27,22 @@ final class ChannelMixerTests: XCTestCase {
         XCTAssertEqual(Array(mix), [0, 0, 1, 2, 5, 5, 0, 0, 3, 4, 6, 6])
     }
 
+    /// The usual case, a stream as wide as its mixing port (one contiguous sum), adds sample for sample on top
+    /// of what is there, and only the period's frames.
+    func testStreamsAsWideAsAMixingPortAddUpSampleForSample() {
+        let first = buffer([1, 2, 3, 4, 5, 6])
+        let second = buffer([10, 20, 30, 40, 50, 60])
+        let mix = buffer([Float](repeating: 0, count: 8))
+        defer {
+            first.deallocate()
+            second.deallocate()
+            mix.deallocate()
+        }
+        ChannelMixer.add(first, streamChannels: 2, into: mix, portChannels: 2, frames: 3)
+        ChannelMixer.add(second, streamChannels: 2, into: mix, portChannels: 2, frames: 2)
+        XCTAssertEqual(Array(mix), [11, 22, 33, 44, 5, 6, 0, 0])
+    }
+
     func testTheMonitorPlaysTheSumOfTheTracks() {
         let tracks = buffer([1, 2, 10, 20, 3, 4, 30, 40])  // two frames of two stereo tracks
         let mix = buffer([0, 0, 0, 0])

@@ -98,7 +98,8 @@ package final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable 
     /// Calls `body` with every active connection; acknowledges retiring ones. Device thread only.
     @inline(__always)
     package func forEachActive(_ body: (Connection) -> Void) {
-        for index in 0..<capacity {
+        // A slot published after this load is visited from the next period on.
+        for index in 0..<usedSlots.load(ordering: .acquiring) {
             let state = states[index].load(ordering: .acquiring)
             if state == SlotState.active.rawValue {
                 objects[index]!._withUnsafeGuaranteedRef { body($0) }
@@ -107,6 +108,10 @@ package final class ConnectionTable<Connection: AnyObject>: @unchecked Sendable 
             }
         }
     }
+
+    /// How many slots `forEachActive` reads: one past the highest slot ever made active (not the capacity).
+    /// Any thread.
+    package var visitedSlots: Int { usedSlots.load(ordering: .acquiring) }
 
     /// Whether every slot is empty: no connection published, and none still being withdrawn by a `remove`
     /// that waits for the device thread. Control plane only.

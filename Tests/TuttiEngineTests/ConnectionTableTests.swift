@@ -58,6 +58,24 @@ final class ConnectionTableTests: XCTestCase {
         XCTAssertEqual(connections.map { $0.visits.load(ordering: .relaxed) }, [0, 0, 0], "the bodies here do not count")
     }
 
+    /// A port's table is sized for 256 connections; a pass reads only the slots up to the highest ever used, so
+    /// a port with three connections costs three slot reads a period, not 256.
+    func testAPassReadsOnlyTheSlotsInUse() {
+        let table = ConnectionTable<Connection>(capacity: ConnectionTable<Connection>.portCapacity)
+        XCTAssertEqual(table.visitedSlots, 0)
+        let connections = (0..<3).map(Connection.init)
+        for connection in connections { XCTAssertTrue(table.insert(connection)) }
+        XCTAssertEqual(table.visitedSlots, 3)
+        XCTAssertTrue(table.removeIdle(connections[1]))
+        XCTAssertTrue(table.insert(Connection(3)))
+        XCTAssertEqual(table.visitedSlots, 3, "a freed slot below the highest is reused")
+        XCTAssertEqual(pass(table), [0, 3, 2])
+        for id in 4...256 { XCTAssertTrue(table.insert(Connection(id))) }
+        XCTAssertFalse(table.insert(Connection(257)), "full")
+        XCTAssertEqual(table.visitedSlots, 256)
+        XCTAssertEqual(pass(table).count, 256)
+    }
+
     /// Without a running device thread, `remove` frees the slot at once, waiting for nobody.
     func testRemovingFromATableNoDeviceThreadReadsFreesTheSlotAtOnce() async {
         let table = ConnectionTable<Connection>(capacity: 1)

@@ -58,7 +58,9 @@ let package = Package(
         // Pure, I/O-free core.
         .target(name: "TuttiCore", swiftSettings: strict),
         .target(name: "TuttiWire", dependencies: ["TuttiCore"], swiftSettings: strict),
-        .target(name: "TuttiCodec", dependencies: ["TuttiCore", "COpus"], swiftSettings: strict),
+        // The L16/L24 sample loops in C (SSE2's packed rounding on x86-64): pure, no I/O.
+        .target(name: "CPCMKernels"),
+        .target(name: "TuttiCodec", dependencies: ["TuttiCore", "COpus", "CPCMKernels"], swiftSettings: strict),
         // zita-resampler's VResampler (C++, no pkg-config file; Debian: libzita-resampler-dev) behind a C API.
         .target(name: "CZitaResampler", linkerSettings: [.linkedLibrary("zita-resampler")]),
         // Tutti's own near-unity polyphase resampler (C for its AVX2 kernel, chosen at run time).

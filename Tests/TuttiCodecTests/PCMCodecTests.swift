@@ -152,6 +152,37 @@ final class PCMCodecTests: XCTestCase {
         }
     }
 
+    /// Every length from 0 to 20 (the kernels take four or eight samples at a time, with a tail one by one, and
+    /// L24 stores four bytes a sample but the last): the bytes match the reference, not one byte past the
+    /// payload is touched, and decoding reads only the payload. Special values in every position.
+    func testEveryLengthEncodesExactlyItsBytesAndDecodesBack() {
+        let specials: [Float] = [.nan, .infinity, -.infinity, 1, -1, 0.99999994, -0.5, 1.5 / 8_388_608, 2.5 / 32_768, -0.0]
+        for format in SampleFormat.allCases where format.isPCM {
+            let width = format.bytesPerSample
+            for count in 0...20 {
+                let samples = (0..<count).map { specials[($0 * 7 + count) % specials.count] }
+                var buffer = [UInt8](repeating: 0xEE, count: count * width + 4)
+                samples.withUnsafeBufferPointer { source in
+                    buffer.withUnsafeMutableBytes { raw in
+                        PCMCodec.encode(source, as: format, into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<(count * width)]))
+                    }
+                }
+                XCTAssertEqual(
+                    Array(buffer[(count * width)...]), [0xEE, 0xEE, 0xEE, 0xEE], "\(format), \(count): nothing past the payload")
+                let expected = samples.flatMap { referenceEncode($0, bits: width * 8) }
+                XCTAssertEqual(Array(buffer[..<(count * width)]), expected, "\(format), \(count)")
+                var decoded = [Float](repeating: .nan, count: count)
+                buffer.withUnsafeBytes { raw in
+                    decoded.withUnsafeMutableBufferPointer {
+                        PCMCodec.decode(UnsafeRawBufferPointer(rebasing: raw[0..<(count * width)]), as: format, into: $0)
+                    }
+                }
+                let reference = (0..<count).map { referenceDecode(expected[($0 * width)..<(($0 + 1) * width)]) }
+                XCTAssertEqual(decoded, reference, "\(format), \(count)")
+            }
+        }
+    }
+
     func testInterleavedBufferIsEncodedInOrderAndOnlyTheSamplesGiven() {
         var payload = [UInt8](repeating: 0xEE, count: 8)
         let samples: [Float] = [0.5, -1, 0]

@@ -287,6 +287,11 @@ def cycles_of(result):
     return ((result.get("probe") or {}).get("serverCycles"), result.get("farServerCycles"))
 
 
+def cycles_spread(pair):
+    """The widest p1…p99 span of the two JACK servers' cycle starts around their line, ms."""
+    return max((c["residualMs"]["p99"] - c["residualMs"]["p1"] for c in pair if c), default=0)
+
+
 def floor_summary(results):
     """Per ladder: the first glitch-free run, its setting and latency; the ladder's verdicts."""
     out = {}
@@ -298,6 +303,11 @@ def floor_summary(results):
             lat, method = floor_latency(found[2], results)
             entry["found"] = {"step": found[0], "run": found[1], "setting": floor_setting(found[2]), "method": method,
                               "oneWayMs": lat, "cycles": cycles_of(found[2])}
+        else:
+            widest = max(((step, cycles_of(r)) for step, _, r in runs if any(cycles_of(r))),
+                         key=lambda sc: cycles_spread(sc[1]), default=None)
+            if widest:
+                entry["widest"] = {"step": widest[0], "cycles": widest[1]}
         out[f"{kind}-{frames}-{net}"] = entry
     return out
 
@@ -399,6 +409,14 @@ def wander_cell(cycles):
     return cycles_cell(cycles)
 
 
+def ladder_wander_cell(floor):
+    """The wander of the glitch-free run; without one, that of the ladder's step whose servers strayed most."""
+    if floor["found"]:
+        return wander_cell(floor["found"].get("cycles"))
+    widest = floor.get("widest")
+    return f"widest, at {widest['step']}: {wander_cell(widest['cycles'])}" if widest else "–"
+
+
 def floor_section(md, summary, results, meta):
     floors = summary.get("floor") or {}
     if not floors:
@@ -413,7 +431,7 @@ def floor_section(md, summary, results, meta):
               "the impulse ((round trip − far JACK loop) ÷ 2) for the JACK loops, the capture-to-playout stats for the "
               "paced path (no JACK). `jitter05` is `scripts/lab impair --delay 0.5 --jitter 0.5` on both hosts' egress "
               "(0–1 ms uniform). Beside each: how far the JACK servers' cycle starts strayed from their line in the "
-              "glitch-free run (p1…p99 ms, h1 / h2).\n")
+              "glitch-free run (p1…p99 ms, h1 / h2), or, in a ladder without one, in its step where they strayed most.\n")
     md.append("| frames | network | tool, path | ladder (setting: glitches) | lowest glitch-free setting | one-way median / p99 (ms) | method | JACK servers' cycle wander h1 / h2 |")
     md.append("|---|---|---|---|---|---|---|---|")
     names = {"tutti": "Tutti, JACK loop", "paced": "Tutti, paced (no JACK)", "jacktrip": "JackTrip"}
@@ -427,7 +445,7 @@ def floor_section(md, summary, results, meta):
         md.append(f"| {f['frames']} | {f['network']} | {name} | {ladder_cell(f['ladder'])} | "
                   f"{found['setting'] if found else 'none in the ladder'} | "
                   f"{(fmt(lat.get('median')) + ' / ' + fmt(lat.get('p99'))) if lat else '–'} | {(found or {}).get('method', '–')} | "
-                  f"{wander_cell((found or {}).get('cycles'))} |")
+                  f"{ladder_wander_cell(f)} |")
     for confirm in summary.get("floorConfirm") or []:
         lat = confirm.get("oneWayMs") or {}
         span = f"{confirm['seconds'] / 60:.0f} min" if confirm["seconds"] >= 60 else f"{confirm['seconds']} s"

@@ -52,5 +52,33 @@ class MergeRunsTests(unittest.TestCase):
         self.assertEqual(set(results), {"latency-tutti-64-clean", "machine-wake", "a", "b"})
 
 
+def cycles(p1, p99, ppm):
+    return {"ppm": ppm, "residualMs": {"p1": p1, "p99": p99}}
+
+
+def floor_step(step, glitches, near, far):
+    return {"floor": "tutti 64 clean", "frames": 64, "step": step, "glitches": glitches, "tool": "tutti", "mode": "jack-loop",
+            "probe": {"serverCycles": near}, "farServerCycles": far}
+
+
+class FloorWanderTests(unittest.TestCase):
+    def test_a_ladder_without_a_clean_step_shows_the_step_whose_servers_strayed_most(self):
+        results = {"floor-tutti-64-clean-3": floor_step("3", "404", cycles(-18, 21, 1082), cycles(-40, 39, 2215)),
+                   "floor-tutti-64-clean-5": floor_step("5", "1756", cycles(-294, 454, 12831), None),
+                   "floor-tutti-64-clean-8": floor_step("8", "98", cycles(-55, 30, 1407), cycles(-53, 24, 1247))}
+        floor = report.floor_summary(results)["tutti-64-clean"]
+        self.assertIsNone(floor["found"])
+        self.assertEqual(floor["widest"]["step"], "5")
+        self.assertEqual(report.ladder_wander_cell(floor),
+                         "widest, at 5: -294.00…454.00 (+12831 ppm) / –")
+
+    def test_a_ladder_with_a_clean_step_shows_that_steps_wander(self):
+        results = {"floor-tutti-64-clean-3": floor_step("3", "404", cycles(-300, 300, 9000), None),
+                   "floor-tutti-64-clean-4": floor_step("4", "0", cycles(-1, 1, 40), cycles(-0.5, 0.5, 20))}
+        floor = report.floor_summary(results)["tutti-64-clean"]
+        self.assertNotIn("widest", floor)
+        self.assertEqual(report.ladder_wander_cell(floor), "-1.00…1.00 (+40 ppm) / -0.50…0.50 (+20 ppm)")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -6,13 +6,18 @@ import TuttiWire
 /// Converts a device period's monotonic time to the clock that capture times are counted on: the Link
 /// session's ghost time when the peer runs the shared beat clock, else the wall clock.
 ///
-/// Realtime-safe: `captureTime(of:)`, `now(on:at:)` (a lock-free snapshot read and two clock reads).
-/// Thread-safe: yes.
+/// Realtime-safe: `captureTime(of:)`, `now(on:at:)` (a lock-free snapshot read, or three clock reads and a
+/// relaxed atomic). Thread-safe: yes.
 public struct CaptureClockSource: Sendable {
     public let link: LinkService?
+    /// The wall clock's offset from the monotonic one, proof against a preemption between the reads.
+    public let wallClockOffset: WallClockOffset
 
-    /// Capture times on `link`'s ghost time, or on the wall clock when `link` is nil.
-    public init(link: LinkService?) { self.link = link }
+    /// Capture times on `link`'s ghost time, or on the wall clock when `link` is nil. Any thread.
+    public init(link: LinkService?, wallClockOffset: WallClockOffset = WallClockOffset()) {
+        self.link = link
+        self.wallClockOffset = wallClockOffset
+    }
 
     /// The clock this peer stamps its captures with.
     public var kind: CaptureClock { link == nil ? .realtime : .linkGhost }
@@ -29,7 +34,7 @@ public struct CaptureClockSource: Sendable {
     public func now(on clock: CaptureClock, at hostTime: HostTime) -> Int64 {
         switch clock {
         case .realtime:
-            return hostTime.nanoseconds + (WallClock.nanoseconds() - MonotonicClock().now().nanoseconds)
+            return hostTime.nanoseconds + wallClockOffset.current()
         case .linkGhost:
             guard let link else { return .min }
             let microseconds = hostTime.nanoseconds / 1000

@@ -14,7 +14,8 @@ import Musl
 /// samples a mapping costs one subtraction.
 ///
 /// Realtime-safe: yes (`clock_gettime` through the vDSO, no system call, no allocation). Thread-safe: no
-/// (a value owned by one thread, e.g. inside a `UDPReceiveBatch`).
+/// (a value owned by one thread, e.g. inside a `UDPReceiveBatch`; `WallClockOffset` is the form device threads
+/// share, read afresh each period).
 package struct RealtimeClockOffset: Sendable {
     /// `CLOCK_REALTIME − CLOCK_MONOTONIC` in nanoseconds at the last sample.
     package private(set) var realtimeMinusMonotonic: Int64
@@ -46,18 +47,12 @@ package struct RealtimeClockOffset: Sendable {
     /// One minimum-gap sample: (realtime − monotonic, monotonic time of the sample).
     static func sample() -> (offset: Int64, at: Int64) {
         var best: (gap: Int64, offset: Int64, at: Int64) = (.max, 0, 0)
-        var before = timespec()
-        var wall = timespec()
-        var after = timespec()
         for _ in 0..<triesPerSample {
-            system_clock_gettime(CLOCK_MONOTONIC, &before)
-            system_clock_gettime(CLOCK_REALTIME, &wall)
-            system_clock_gettime(CLOCK_MONOTONIC, &after)
-            let start = nanoseconds(before)
-            let gap = nanoseconds(after) &- start
+            let (before, wall, after) = WallClock.bracketed()
+            let gap = after &- before
             if gap < best.gap {
-                let middle = start &+ gap / 2
-                best = (gap, nanoseconds(wall) &- middle, middle)
+                let middle = before &+ gap / 2
+                best = (gap, wall &- middle, middle)
             }
         }
         return (best.offset, best.at)

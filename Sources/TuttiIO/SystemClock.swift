@@ -27,4 +27,15 @@ public enum WallClock {
         system_clock_gettime(CLOCK_REALTIME, &spec)
         return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
     }
+
+    /// A wall-clock read bracketed by two `CLOCK_MONOTONIC` reads (nanoseconds): the wall clock's time at the
+    /// monotonic midpoint, known to within half the bracket (tens of nanoseconds with the vDSO, unless the
+    /// thread was preempted between the reads).
+    @inline(__always)
+    public static func bracketed() -> (before: Int64, wall: Int64, after: Int64) {
+        let monotonic = MonotonicClock()
+        let before = monotonic.now().nanoseconds
+        let wall = nanoseconds()
+        return (before, wall, monotonic.now().nanoseconds)
+    }
 }

@@ -5,7 +5,7 @@
 // the loop, so any lateness is the kernel's and the machine's (a shared VM's stolen time, other threads of
 // the same priority, interrupts), not the application's.
 //
-//   wake_lateness [--seconds S] [--period-us US] [--priority P] [--cpu N | --per-cpu] [--list-over US]
+//   wake_lateness [--seconds S] [--period-us US] [--priority P] [--cpu N | --per-cpu] [--list-over US] [--stream]
 //
 // --per-cpu runs one such thread pinned to each CPU this process may use, all on the same grid: a thread that
 // may move to any CPU dodges a CPU the hypervisor has taken away, as a peer's clock thread, which runs where
@@ -24,6 +24,11 @@
 // counts it in clock ticks, so an increase is a multiple of 1000/USER_HZ ms). The figures over all threads
 // are at the top level. "realtime" is false when SCHED_FIFO was refused (not root and no rtprio limit); the
 // run then measures ordinary threads.
+//
+// --stream: no summary; each wake-up later than --list-over µs is printed at once, one line each,
+// "[wall-clock seconds, µs, cpu]" (cpu -1 when not pinned), until --seconds have passed or the process is
+// stopped (SIGTERM; without --seconds it runs until then): a probe that runs beside a whole test run, whose
+// stalls the test looks up by time while it still runs (scripts/lab-test).
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -56,11 +61,12 @@ static double wall_seconds(void) {
     return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
-/// One sleeping thread: its CPU (-1: any), the grid, and each wake-up's lateness (ns).
+/// One sleeping thread: its CPU (-1: any), the grid, and each wake-up's lateness (ns); with --stream no
+/// lateness is kept: the wake-ups later than `stream_over_ns` are printed as they come.
 struct sleeper {
     int cpu, priority, realtime;
     long wakes, period_us;
-    long long start;
+    long long start, stream_over_ns;
     long *lateness;
     pthread_t thread;
 };
@@ -80,7 +86,17 @@ static void *sleep_on_grid(void *argument) {
         long long deadline = s->start + k * s->period_us * 1000LL;
         struct timespec spec = {.tv_sec = deadline / 1000000000LL, .tv_nsec = deadline % 1000000000LL};
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &spec, NULL) == EINTR) {}
-        s->lateness[k] = (long)(now_ns() - deadline);
+        long late = (long)(now_ns() - deadline);
+        if (!s->lateness) {
+            if (late > s->stream_over_ns) {
+                flockfile(stdout);
+                printf("[%.4f,%.1f,%d]\n", wall_seconds() - late / 1e9, late / 1000.0, s->cpu);
+                fflush(stdout);
+                funlockfile(stdout);
+            }
+            continue;
+        }
+        s->lateness[k] = late;
     }
     return NULL;
 }
@@ -124,17 +140,18 @@ static void print_summary(long *lateness, long wakes) {
 int main(int argc, char **argv) {
     double seconds = 60;
     long period_us = 1333;   // a 64-frame period at 48 kHz, rounded down to the microsecond
-    int priority = 70, cpu = -1, per_cpu = 0;
+    int priority = 70, cpu = -1, per_cpu = 0, stream = 0, seconds_given = 0;
     long list_over_us = 667;
     for (int i = 1; i < argc; i++) {
-        if (i + 1 < argc && strcmp(argv[i], "--seconds") == 0) seconds = atof(argv[++i]);
+        if (i + 1 < argc && strcmp(argv[i], "--seconds") == 0) seconds = atof(argv[++i]), seconds_given = 1;
+        else if (strcmp(argv[i], "--stream") == 0) stream = 1;
         else if (i + 1 < argc && strcmp(argv[i], "--period-us") == 0) period_us = atol(argv[++i]);
         else if (i + 1 < argc && strcmp(argv[i], "--priority") == 0) priority = atoi(argv[++i]);
         else if (i + 1 < argc && strcmp(argv[i], "--cpu") == 0) cpu = atoi(argv[++i]);
         else if (strcmp(argv[i], "--per-cpu") == 0) per_cpu = 1;
         else if (i + 1 < argc && strcmp(argv[i], "--list-over") == 0) list_over_us = atol(argv[++i]);
         else {
-            fprintf(stderr, "usage: wake_lateness [--seconds S] [--period-us US] [--priority P] [--cpu N | --per-cpu] [--list-over US]\n");
+            fprintf(stderr, "usage: wake_lateness [--seconds S] [--period-us US] [--priority P] [--cpu N | --per-cpu] [--list-over US] [--stream]\n");
             return 2;
         }
     }
@@ -162,6 +179,7 @@ int main(int argc, char **argv) {
     } else {
         sleepers[count++] = (struct sleeper){.cpu = cpu};
     }
+    if (stream && !seconds_given) seconds = 1e9;   // until stopped
     long wakes = (long)(seconds * 1e6 / period_us);
     long long start = now_ns() + 10000000LL;   // first deadline 10 ms from now
     double start_unix = wall_seconds() + 0.01;  // the first deadline, on the wall clock
@@ -170,13 +188,18 @@ int main(int argc, char **argv) {
         sleepers[i].wakes = wakes;
         sleepers[i].period_us = period_us;
         sleepers[i].start = start;
-        sleepers[i].lateness = calloc((size_t)wakes, sizeof(long));
-        if (!sleepers[i].lateness || pthread_create(&sleepers[i].thread, NULL, sleep_on_grid, &sleepers[i]) != 0) {
+        sleepers[i].stream_over_ns = list_over_us * 1000LL;
+        sleepers[i].lateness = stream ? NULL : calloc((size_t)wakes, sizeof(long));
+        if ((!stream && !sleepers[i].lateness) || pthread_create(&sleepers[i].thread, NULL, sleep_on_grid, &sleepers[i]) != 0) {
             fprintf(stderr, "wake_lateness: cannot start a thread\n");
             return 1;
         }
     }
 
+    if (stream) {
+        for (int i = 0; i < count; i++) pthread_join(sleepers[i].thread, NULL);
+        return 0;
+    }
     // Meanwhile, with --per-cpu, each CPU's stolen time every 50 ms, until the grid's end.
     static double steal_first[MAX_CPUS], steal_last[MAX_CPUS], steal_now[MAX_CPUS];
     static double increase_time[MAX_STEAL], increase_ms[MAX_STEAL];

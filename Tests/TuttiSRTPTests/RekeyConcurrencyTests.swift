@@ -41,12 +41,21 @@ final class RekeyConcurrencyTests: XCTestCase {
             }
         }
         dataThread.start()
-        for _ in 0..<40 {
+        let rounds = 40
+        let deadline = Date().addingTimeInterval(20)  // a hand-over that never completes fails the counts below
+        for round in 1...rounds where Date() < deadline {
             let next = SRTPMasterKey.random(.aeadAES128GCM)
             // The receiver first (it acknowledges), then the sender, as `Peer.rekey` does.
             try verifier.stage(key: next)
             try protector.stage(key: next)
-            Thread.sleep(forTimeInterval: 0.002)
+            // The next re-key comes once this one has taken effect on the flowing stream, as a peer's do
+            // (minutes apart): a key staged again before the receiver saw one packet under the last would drop
+            // that key (`stage`), and with it the packets the sender already sealed under it. Waiting on the
+            // switch, not on a fixed pause, keeps that out of a test run on a machine that stalls its threads
+            // (a `make test` here once had the data thread held past a 2 ms pause: 1 packet refused).
+            while verifier.rekeys.load(ordering: .relaxed) < UInt64(round), Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.0005)
+            }
             verifier.reclaim()
             protector.reclaim()
         }
@@ -55,8 +64,8 @@ final class RekeyConcurrencyTests: XCTestCase {
         while !dataThread.isFinished { Thread.sleep(forTimeInterval: 0.001) }
         XCTAssertEqual(counts.refused.load(ordering: .relaxed), 0, "every packet opened")
         XCTAssertGreaterThan(counts.opened.load(ordering: .relaxed), 100)
-        XCTAssertGreaterThanOrEqual(protector.rekeys.load(ordering: .relaxed), 1)
-        XCTAssertEqual(verifier.rekeys.load(ordering: .relaxed), protector.rekeys.load(ordering: .relaxed))
+        XCTAssertEqual(protector.rekeys.load(ordering: .relaxed), UInt64(rounds), "every key was sent under")
+        XCTAssertEqual(verifier.rekeys.load(ordering: .relaxed), UInt64(rounds), "and switched to at the receiver")
         XCTAssertEqual(verifier.forged.load(ordering: .relaxed), 0)
     }
 }
